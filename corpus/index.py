@@ -1,0 +1,361 @@
+"""The index directory: FAISS index, segment table (Parquet), vectors and a manifest.
+
+Layout::
+
+    INDEX_DIR/CURRENT            name of the live version folder (replaced atomically)
+    INDEX_DIR/v000003/manifest.json
+    INDEX_DIR/v000003/segments.parquet   corpus_id, lecture_id, start, end, text, text_hash
+    INDEX_DIR/v000003/lectures.parquet   lecture_id, title, url, course, source, fmt
+    INDEX_DIR/v000003/vectors.npy        float32 [n, dim], rows aligned with segments
+    INDEX_DIR/v000003/index.faiss        IndexIDMap over Flat-IP (or HNSW / IVF)
+
+Every write builds a complete new version folder beside the live one and then swaps
+``CURRENT``: an interrupted write leaves the previous version live and untouched.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+FORMAT = 1
+SEGMENT_COLUMNS = ["corpus_id", "lecture_id", "start", "end", "text", "text_hash"]
+LECTURE_COLUMNS = ["lecture_id", "title", "url", "course", "source", "fmt"]
+
+
+class IndexStoreError(RuntimeError):
+    """A problem with the index directory, said in one line."""
+
+
+class IndexNotFound(IndexStoreError):
+    pass
+
+
+class ModelMismatch(IndexStoreError):
+    pass
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def faiss_module():  # type: ignore[no-untyped-def]
+    import faiss
+
+    return faiss
+
+
+def gpu_count() -> int:
+    faiss = faiss_module()
+    try:
+        return int(faiss.get_num_gpus()) if hasattr(faiss, "StandardGpuResources") else 0
+    except Exception:  # noqa: BLE001 - a CPU build may lack the symbol entirely
+        return 0
+
+
+def build_faiss(vectors: np.ndarray, ids: np.ndarray, kind: str = "flat") -> Any:
+    """An ID-mapped inner-product index over unit vectors (cosine)."""
+    faiss = faiss_module()
+    dim = vectors.shape[1]
+    if kind == "flat":
+        base = faiss.IndexFlatIP(dim)
+    elif kind == "hnsw":
+        base = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+        base.hnsw.efConstruction = 80
+        base.hnsw.efSearch = 64
+    elif kind == "ivf":
+        nlist = max(1, min(4096, int(np.sqrt(max(len(vectors), 1)))))
+        quant = faiss.IndexFlatIP(dim)
+        base = faiss.IndexIVFFlat(quant, dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        if len(vectors):
+            base.train(vectors)
+        base.nprobe = min(nlist, 16)
+    else:
+        raise ValueError(f"unknown index kind {kind!r} (flat, hnsw, ivf)")
+    index = faiss.IndexIDMap(base)
+    if len(vectors):
+        index.add_with_ids(vectors, ids.astype(np.int64))
+    return index
+
+
+@dataclass
+class IndexData:
+    """One loaded version of the index directory."""
+
+    manifest: dict[str, Any]
+    segments: pd.DataFrame
+    lectures: pd.DataFrame
+    vectors: np.ndarray
+    faiss_index: Any = None
+    row_of: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.row_of = {int(c): i for i, c in enumerate(self.segments["corpus_id"].tolist())}
+
+    @property
+    def model_id(self) -> str:
+        return str(self.manifest.get("model_id", ""))
+
+    @property
+    def dim(self) -> int:
+        return int(self.manifest.get("dim", 0))
+
+    def lecture_meta(self) -> dict[str, dict[str, str]]:
+        return {
+            str(r["lecture_id"]): {k: ("" if pd.isna(r[k]) else str(r[k])) for k in LECTURE_COLUMNS}
+            for _, r in self.lectures.iterrows()
+        }
+
+
+def empty_data(model_id: str, dim: int, params: dict[str, Any]) -> IndexData:
+    manifest = {
+        "format": FORMAT,
+        "model_id": model_id,
+        "dim": dim,
+        "prefixes": {"query": "query: ", "passage": "passage: "},
+        "segmentation": params.get("segmentation", {}),
+        "index_kind": params.get("index_kind", "flat"),
+        "next_id": 0,
+        "version": 0,
+    }
+    segs = pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(
+        SEGMENT_COLUMNS, ["int64", "str", "float64", "float64", "str", "str"], strict=True)})
+    lecs = pd.DataFrame({c: pd.Series(dtype="str") for c in LECTURE_COLUMNS})
+    return IndexData(manifest, segs, lecs, np.zeros((0, dim), np.float32))
+
+
+class IndexStore:
+    """Reads and atomically writes versions of one index directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    # -- reading ---------------------------------------------------------------
+    def current_dir(self) -> Path | None:
+        pointer = self.root / "CURRENT"
+        if not pointer.exists():
+            return None
+        path = self.root / pointer.read_text().strip()
+        return path if (path / "manifest.json").exists() else None
+
+    def exists(self) -> bool:
+        return self.current_dir() is not None
+
+    def load(self, *, with_faiss: bool = True, use_gpu: bool | None = None) -> IndexData:
+        """Load the live version; raises IndexNotFound with the directory named."""
+        path = self.current_dir()
+        if path is None:
+            raise IndexNotFound(
+                f"no index in {self.root}: build one with `aula ingest PATH --index {self.root}`"
+            )
+        manifest = json.loads((path / "manifest.json").read_text())
+        segments = pd.read_parquet(path / "segments.parquet")
+        lectures = pd.read_parquet(path / "lectures.parquet")
+        vectors = np.load(path / "vectors.npy")
+        data = IndexData(manifest, segments, lectures, vectors)
+        if with_faiss:
+            faiss = faiss_module()
+            index = faiss.read_index(str(path / "index.faiss"))
+            if (use_gpu if use_gpu is not None else gpu_count() > 0) and gpu_count() > 0:
+                res = faiss.StandardGpuResources()
+                index = faiss.index_cpu_to_gpu(res, 0, index)
+            data.faiss_index = index
+        return data
+
+    def check_model(self, data: IndexData, model_id: str) -> None:
+        if data.model_id != model_id:
+            raise ModelMismatch(
+                f"index {self.root} was built with embedding model {data.model_id!r} but the "
+                f"configured model is {model_id!r}: use the same model (AULA_EMBED_MODEL) or "
+                "re-ingest into a new index"
+            )
+
+    # -- writing ---------------------------------------------------------------
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """One writer at a time per index directory."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "w") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise IndexStoreError(f"another process is writing the index {self.root}") from exc
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def write(self, data: IndexData) -> Path:
+        """Write ``data`` as a new version and make it live atomically."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        version = int(data.manifest.get("version", 0)) + 1
+        name = f"v{version:06d}"
+        tmp = self.root / f".{name}.tmp-{os.getpid()}"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        segs = data.segments.reset_index(drop=True)
+        ids = segs["corpus_id"].to_numpy(np.int64)
+        kind = str(data.manifest.get("index_kind", "flat"))
+        index = build_faiss(data.vectors, ids, kind)
+        faiss_module().write_index(index, str(tmp / "index.faiss"))
+        segs.to_parquet(tmp / "segments.parquet", index=False)
+        data.lectures.reset_index(drop=True).to_parquet(tmp / "lectures.parquet", index=False)
+        np.save(tmp / "vectors.npy", data.vectors)
+        manifest = dict(data.manifest)
+        manifest.update(
+            version=version,
+            updated=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            counts={"segments": int(len(segs)), "lectures": int(len(data.lectures))},
+        )
+        _write_atomic(tmp / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
+        _fsync_dir(tmp)
+        final = self.root / name
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        old = self.current_dir()
+        _write_atomic(self.root / "CURRENT", name + "\n")
+        _fsync_dir(self.root)
+        if old is not None and old != final:
+            shutil.rmtree(old, ignore_errors=True)
+        self._sweep(keep=final)
+        data.manifest = manifest
+        return final
+
+    def _sweep(self, keep: Path) -> None:
+        """Remove leftovers of interrupted writes."""
+        for child in self.root.iterdir():
+            if child == keep or not child.is_dir():
+                continue
+            if child.name.startswith(".v") and ".tmp-" in child.name:
+                pid = child.name.rsplit("-", 1)[-1]
+                if pid.isdigit() and _alive(int(pid)) and int(pid) != os.getpid():
+                    continue
+                shutil.rmtree(child, ignore_errors=True)
+            elif child.name.startswith("v") and child.name[1:].isdigit():
+                shutil.rmtree(child, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def merge_lectures(
+    data: IndexData,
+    updates: dict[str, tuple[dict[str, str], list[tuple[float, float, str]]]],
+    embed: Any,
+    *,
+    progress: bool = False,
+) -> tuple[IndexData, dict[str, int]]:
+    """Replace the segments of the lectures in ``updates`` and keep everything else as is.
+
+    ``updates`` maps lecture id -> (metadata row, windows as (start, end, text)). A window equal
+    to one already stored for that lecture (same start, end and text) keeps its corpus id and
+    vector; new windows get fresh ids after the highest ever used, so no other segment is ever
+    renumbered, and only new text is embedded. Returns the new data and counts.
+    """
+    segs = data.segments
+    touched = set(updates)
+    keep_mask = ~segs["lecture_id"].isin(touched)
+    kept = segs[keep_mask]
+    kept_vecs = data.vectors[keep_mask.to_numpy()] if len(segs) else data.vectors
+    old = segs[~keep_mask]
+    old_key = {
+        (r.lecture_id, round(float(r.start), 3), round(float(r.end), 3), r.text_hash): i
+        for i, r in zip(np.flatnonzero(~keep_mask.to_numpy()), old.itertuples(), strict=True)
+    }
+    next_id = int(data.manifest.get("next_id", 0))
+    rows: list[dict[str, Any]] = []
+    vec_rows: list[np.ndarray | None] = []
+    to_embed: list[int] = []
+    reused = 0
+    for lecture_id, (_, windows) in updates.items():
+        for start, end, text in windows:
+            h = text_hash(text)
+            hit = old_key.get((lecture_id, round(start, 3), round(end, 3), h))
+            if hit is not None:
+                cid = int(segs.iloc[hit]["corpus_id"])
+                vec_rows.append(data.vectors[hit])
+                reused += 1
+            else:
+                cid = next_id
+                next_id += 1
+                to_embed.append(len(rows))
+                vec_rows.append(None)
+            rows.append(
+                {"corpus_id": cid, "lecture_id": lecture_id, "start": float(start),
+                 "end": float(end), "text": text, "text_hash": h}
+            )
+    if to_embed:
+        fresh = embed([rows[i]["text"] for i in to_embed], progress=progress)
+        for j, i in enumerate(to_embed):
+            vec_rows[i] = fresh[j]
+    dim = data.vectors.shape[1]
+    new_vecs = (
+        np.stack([v for v in vec_rows if v is not None]).astype(np.float32)
+        if vec_rows else np.zeros((0, dim), np.float32)
+    )
+    new_segs = pd.DataFrame(rows, columns=SEGMENT_COLUMNS)
+    all_segs = pd.concat([kept, new_segs], ignore_index=True) if len(kept) else new_segs
+    all_segs = all_segs.astype({"corpus_id": "int64", "start": "float64", "end": "float64"})
+    vectors = np.concatenate([kept_vecs, new_vecs]) if len(kept_vecs) else new_vecs
+    order = np.argsort(all_segs["corpus_id"].to_numpy(), kind="stable")
+    all_segs = all_segs.iloc[order].reset_index(drop=True)
+    vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
+    lecs = data.lectures[~data.lectures["lecture_id"].isin(touched)]
+    new_lecs = pd.DataFrame([meta for meta, _ in updates.values()], columns=LECTURE_COLUMNS)
+    lectures = pd.concat([lecs, new_lecs], ignore_index=True) if len(lecs) else new_lecs
+    lectures = lectures.sort_values("lecture_id").reset_index(drop=True)
+    manifest = dict(data.manifest)
+    manifest["next_id"] = next_id
+    counts = {"embedded": len(to_embed), "reused": reused, "segments": len(rows)}
+    return IndexData(manifest, all_segs, lectures, vectors), counts
+
+
+def remove_lectures(data: IndexData, lecture_ids: list[str]) -> IndexData:
+    """Drop lectures and their segments; other corpus ids stay as they are."""
+    missing = [lid for lid in lecture_ids if lid not in set(data.lectures["lecture_id"])]
+    if missing:
+        raise IndexStoreError(f"no lecture {missing[0]!r} in the index")
+    mask = ~data.segments["lecture_id"].isin(lecture_ids)
+    lectures = data.lectures[~data.lectures["lecture_id"].isin(lecture_ids)]
+    return IndexData(
+        dict(data.manifest),
+        data.segments[mask].reset_index(drop=True),
+        lectures.reset_index(drop=True),
+        np.ascontiguousarray(data.vectors[mask.to_numpy()]),
+    )

@@ -1,0 +1,147 @@
+"""Ingest: transcripts -> segments -> E5 vectors -> a new index version, with a summary."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corpus.discover import discover, load
+from corpus.embed import Embedder
+from corpus.index import IndexStore, empty_data, merge_lectures
+from corpus.models import Cue, Window
+from corpus.readers.errors import TranscriptError
+from corpus.segment import segment_by_time, segment_by_tokens
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SegmentParams:
+    window_seconds: float = 120.0
+    overlap_seconds: float = 30.0
+    window_tokens: int | None = None
+    overlap_tokens: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.window_tokens:
+            return {"by": "tokens", "window": self.window_tokens,
+                    "overlap": self.overlap_tokens or 0}
+        return {"by": "seconds", "window": self.window_seconds, "overlap": self.overlap_seconds}
+
+
+@dataclass
+class IngestSummary:
+    """What an ingest did, for people (``str``) and scripts (``as_dict``)."""
+
+    index_dir: str = ""
+    lectures: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    embedded: int = 0
+    reused: int = 0
+    total_segments: int = 0
+    total_lectures: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+def make_windows(
+    cues: list[Cue], params: SegmentParams, count_tokens: Callable[[str], int] | None
+) -> list[Window]:
+    if params.window_tokens:
+        if count_tokens is None:
+            raise ValueError("token windows need the embedder's tokenizer")
+        return segment_by_tokens(
+            cues, count_tokens, params.window_tokens, params.overlap_tokens or 0
+        )
+    return segment_by_time(cues, params.window_seconds, params.overlap_seconds)
+
+
+def ingest(
+    paths: list[Path],
+    store: IndexStore,
+    embedder: Embedder,
+    *,
+    include: list[str] | None = None,
+    manifest: Path | None = None,
+    params: SegmentParams | None = None,
+    index_kind: str = "flat",
+    progress: bool = False,
+) -> IngestSummary:
+    """Read every transcript under ``paths`` and write a new index version.
+
+    Files that fail to parse are listed in the summary and do not stop the others; the previous
+    index stays live until the new version is complete.
+    """
+    params = params or SegmentParams()
+    summary = IngestSummary(index_dir=str(store.root))
+    found = discover(paths, include=include or [], manifest=manifest)
+    summary.failed += [{"path": str(p), "error": str(e)} for p, e in found.failed]
+    count_tokens = getattr(embedder, "count_tokens", None)
+    updates: dict[str, tuple[dict[str, str], list[tuple[float, float, str]]]] = {}
+    for item in _iter(found.lectures, progress, "lendo transcrições"):
+        if item.skipped:
+            summary.duplicates.append(
+                {"lecture_id": item.meta.lecture_id, "read": str(item.path),
+                 "skipped": [str(s) for s in item.skipped]}
+            )
+        try:
+            cues = load(item)
+        except TranscriptError as exc:
+            summary.failed.append({"path": str(item.path), "error": str(exc)})
+            continue
+        if not cues:
+            log.warning("%s: empty transcript, skipped", item.path)
+            summary.empty.append(str(item.path))
+            continue
+        windows = make_windows(cues, params, count_tokens)
+        meta = {
+            "lecture_id": item.meta.lecture_id, "title": item.meta.title, "url": item.meta.url,
+            "course": item.meta.course, "source": str(item.path), "fmt": item.fmt,
+        }
+        updates[item.meta.lecture_id] = (meta, [(w.start, w.end, w.text) for w in windows])
+        summary.lectures.append(
+            {"lecture_id": item.meta.lecture_id, "title": item.meta.title, "format": item.fmt,
+             "segments": len(windows), "source": str(item.path)}
+        )
+    if not updates:
+        return summary
+    with store.lock():
+        if store.exists():
+            data = store.load(with_faiss=False)
+            store.check_model(data, embedder.model_id)
+            if data.manifest.get("segmentation") != params.as_dict():
+                log.warning("segmentation parameters differ from the index's; "
+                            "only the re-ingested lectures use the new ones")
+        else:
+            data = empty_data(
+                embedder.model_id, embedder.dim,
+                {"segmentation": params.as_dict(), "index_kind": index_kind},
+            )
+
+        def embed(texts: list[str], progress: bool = False) -> np.ndarray:
+            return embedder.embed(texts, "passage", progress=progress)
+
+        new, counts = merge_lectures(data, updates, embed, progress=progress)
+        new.manifest["index_kind"] = index_kind or new.manifest.get("index_kind", "flat")
+        store.write(new)
+    summary.embedded = counts["embedded"]
+    summary.reused = counts["reused"]
+    summary.total_segments = len(new.segments)
+    summary.total_lectures = len(new.lectures)
+    return summary
+
+
+def _iter(items: list[Any], progress: bool, desc: str) -> Any:
+    if not progress:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit="aula")

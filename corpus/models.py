@@ -1,0 +1,77 @@
+"""Plain data the corpus layer passes around: cues read from transcripts, lectures, segments, hits."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One timed piece of a transcript (an SRT cue, a Whisper segment, a sentence)."""
+
+    start: float
+    end: float
+    text: str
+
+
+@dataclass
+class LectureMeta:
+    """What we know about a lecture besides its words."""
+
+    lecture_id: str
+    title: str = ""
+    url: str = ""
+    course: str = ""
+
+
+@dataclass
+class Lecture:
+    """A transcript read from one file, with its metadata."""
+
+    meta: LectureMeta
+    cues: list[Cue]
+    source: str
+    fmt: str
+    skipped_sources: list[str] = field(default_factory=list)
+
+    @property
+    def lecture_id(self) -> str:
+        return self.meta.lecture_id
+
+
+@dataclass(frozen=True)
+class Window:
+    """A time window of a lecture before it gets a corpus id."""
+
+    start: float
+    end: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stored, searchable window: the unit retrieval returns and answers cite."""
+
+    corpus_id: int
+    lecture_id: str
+    start: float
+    end: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result, in the shape the reference report lists them."""
+
+    corpus_id: int
+    score: float
+    lecture_id: str
+    title: str
+    url: str
+    start: float
+    end: float
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

