@@ -1,4 +1,4 @@
-"""E5 embeddings through sentence-transformers: ``query: `` / ``passage: `` prefixes, unit vectors."""
+"""E5 embeddings via sentence-transformers: `query: ` / `passage: ` prefixes, unit vectors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Plain data the corpus layer passes around: cues read from transcripts, lectures, segments, hits."""
+"""Plain data of the corpus layer: cues, lectures, segments, hits."""
 
 from __future__ import annotations
 

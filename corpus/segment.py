@@ -34,7 +34,9 @@ def _windows_by(
     return out
 
 
-def segment_by_time(cues: Sequence[Cue], window_s: float = 120.0, overlap_s: float = 30.0) -> list[Window]:
+def segment_by_time(
+    cues: Sequence[Cue], window_s: float = 120.0, overlap_s: float = 30.0
+) -> list[Window]:
     """Windows of about ``window_s`` seconds, consecutive windows sharing about ``overlap_s``."""
     if overlap_s >= window_s:
         raise ValueError("overlap must be shorter than the window")

@@ -11,7 +11,6 @@ import pytest
 from corpus.index import IndexStore, ModelMismatch, merge_lectures, remove_lectures
 from corpus.ingest import ingest
 from corpus.retrieve import Retriever
-
 from tests.conftest import SAMPLES
 
 

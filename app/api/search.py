@@ -1,0 +1,63 @@
+"""``GET /search``, ``GET /segments/{id}``, ``GET /lectures``, ``GET /health``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, HTTPException, Query
+
+from app.deps import RetrieverDep, ServicesDep
+from app.schemas import HealthOut, HitOut, LectureOut, SearchOut
+
+router = APIRouter(tags=["search"])
+
+
+@router.get("/search", response_model=SearchOut, summary="Retrieve segments for a query")
+def search(
+    retriever: RetrieverDep,
+    q: Annotated[str, Query(min_length=1, max_length=2000, description="The query")],
+    k: Annotated[int, Query(ge=1, le=50)] = 10,
+    mode: Literal["dense", "bm25", "hybrid"] | None = None,
+    lecture: Annotated[list[str] | None, Query(description="Only these lecture ids")] = None,
+) -> SearchOut:
+    res = retriever.search_timed(q, k, mode=mode, lectures=lecture)
+    return SearchOut(
+        query=q,
+        mode=mode or retriever.mode,
+        hits=[HitOut(**h.to_dict()) for h in res.hits],
+        timings={"embedding": res.timings.embed_s, "search": res.timings.search_s},
+    )
+
+
+@router.get("/segments/{corpus_id}", response_model=HitOut, summary="One stored segment")
+def segment(corpus_id: int, retriever: RetrieverDep) -> HitOut:
+    hit = retriever.segment(corpus_id)
+    if hit is None:
+        raise HTTPException(404, f"no segment with corpus id {corpus_id}")
+    return HitOut(**hit.to_dict())
+
+
+@router.get("/lectures", response_model=list[LectureOut], summary="Lectures in the index")
+def lectures(retriever: RetrieverDep) -> list[LectureOut]:
+    data = retriever.data
+    counts = data.segments.groupby("lecture_id").size().to_dict()
+    return [
+        LectureOut(
+            lecture_id=lid, title=m["title"], url=m["url"], course=m["course"],
+            segments=int(counts.get(lid, 0)),
+        )
+        for lid, m in data.lecture_meta().items()
+    ]
+
+
+@router.get("/health", response_model=HealthOut, summary="Liveness and what is loaded")
+def health(services: ServicesDep) -> HealthOut:
+    data = services.retriever.data
+    return HealthOut(
+        status="ok",
+        lectures=len(data.lectures),
+        segments=len(data.segments),
+        embedding_model=data.model_id,
+        llm_model=getattr(services.llm, "model_id", "") or "",
+        llm_endpoint=services.llm_endpoint,
+    )

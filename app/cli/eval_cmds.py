@@ -1,0 +1,210 @@
+"""``aula eval``, ``aula report``, ``aula judge``, ``aula fit-labels``."""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
+from app.config import Settings
+
+ThresholdsOpt = typer.Option(
+    None, "--thresholds", help="JSON file of label thresholds (from `aula fit-labels`)."
+)
+
+
+def register(cli: typer.Typer) -> None:
+    cli.command("eval")(eval_cmd)
+    cli.command()(report)
+    cli.command()(judge)
+    cli.command("fit-labels")(fit_labels)
+
+
+def _thresholds(path: Path | None):  # type: ignore[no-untyped-def]
+    from eval.labels import Thresholds
+
+    return Thresholds.from_json(path.read_text()) if path else Thresholds()
+
+
+def judge_chat(s: Settings, stack: ExitStack, answer_llm: Any = None) -> Any:
+    """The judge's chat function: its own endpoint if set, else the answerer's (or embedded)."""
+    from app.llm import LLMClient
+    from app.services import build_llm
+
+    if s.judge_base_url:
+        client = LLMClient(base_url=s.judge_base_url, api_key=s.judge_api_key,
+                           model=s.judge_model or "default", timeout=s.llm_timeout,
+                           retries=s.llm_retries)
+    elif answer_llm is not None:
+        client = answer_llm
+    else:
+        client, _ = build_llm(s, stack)
+    max_tokens = 400
+
+    def chat(messages: list[dict[str, str]]) -> str:
+        return str(client.chat(messages, temperature=0.0, max_tokens=max_tokens))
+
+    return chat
+
+
+def eval_cmd(
+    questions: Path = typer.Argument(..., help="Question set: CSV, JSONL or XLSX."),
+    out: Path = typer.Option(..., "--out", help="Output folder (re-run to resume)."),
+    index: Path | None = IndexOpt,
+    k: int = typer.Option(10, "-k", help="Segments retrieved per question."),
+    concurrency: int = typer.Option(1, "--concurrency", help="Items judged at once."),
+    samples: int = typer.Option(1, "--samples", help="Judge samples per item (median)."),
+    no_correctness: bool = typer.Option(False, "--no-correctness",
+                                        help="Only the study's AR judge."),
+    thresholds: Path | None = ThresholdsOpt,
+    hide_urls: bool = typer.Option(False, "--hide-urls", help="URLs as 'oculto' in records."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Run a question set through retrieval, answer and judges; write the reports to --out.
+    Killed runs resume: finished items are kept in OUT/items.jsonl."""
+    from app.answer import answer
+    from app.services import build_services
+    from eval.questions import load_questions
+    from eval.run import Pipeline, run_batch, write_reports
+
+    s = settings_for(index)
+    with one_line_errors():
+        qs = load_questions(questions)
+        services = build_services(s)
+        with services.stack:
+            embed = services.embedder.embed
+            pipeline = Pipeline(
+                judge=judge_chat(s, services.stack, services.llm),
+                search=lambda q, n: services.retriever.search(q, n),
+                answer=lambda q, hits: answer(q, hits, services.llm, embed=embed),
+                k=k, samples=samples, correctness=not no_correctness,
+                thresholds=_thresholds(thresholds),
+            )
+            items = run_batch(qs, pipeline, out, concurrency=concurrency,
+                              progress=not json_out)
+        summary = write_reports(items, out, hide_urls=hide_urls)
+    _print_summary(summary, out, json_out)
+
+
+def report(
+    out: Path = typer.Argument(..., help="A folder written by `aula eval`."),
+    hide_urls: bool = typer.Option(False, "--hide-urls"),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Rewrite the reports of an evaluation folder from its stored items."""
+    from eval.run import load_items, write_reports
+
+    with one_line_errors():
+        items = load_items(out)
+        if not items:
+            raise ValueError(f"{out}: no evaluated items (run `aula eval` first)")
+        summary = write_reports(items, out, hide_urls=hide_urls)
+    _print_summary(summary, out, json_out)
+
+
+def _print_summary(summary: dict[str, Any], out: Path, json_out: bool) -> None:
+    if json_out:
+        print_json(summary)
+        return
+    typer.echo(f"relatório em {out}/summary.html, {out}/summary.md, {out}/records.md")
+    agree = summary.get("agreement") or {}
+    auto, ar_only = agree.get("automated") or {}, agree.get("ar_only") or {}
+    typer.echo(
+        f"n={summary.get('n')}  anotação automatizada: acurácia {_f(auto.get('accuracy'))}, "
+        f"kappa {_f(auto.get('kappa'))}, kappa linear {_f(auto.get('kappa_linear'))}  |  "
+        f"só AR: acurácia {_f(ar_only.get('accuracy'))}, kappa linear "
+        f"{_f(ar_only.get('kappa_linear'))}"
+    )
+
+
+def _f(x: Any) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def judge(
+    file: Path = typer.Argument(..., help="CSV or JSONL: question, answer, [label], [contexts]."),
+    index: Path | None = IndexOpt,
+    k: int = typer.Option(10, "-k", help="Segments retrieved where a row has no contexts."),
+    samples: int = typer.Option(1, "--samples"),
+    thresholds: Path | None = ThresholdsOpt,
+    concurrency: int = typer.Option(1, "--concurrency"),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Judge given answers: per-item AR, correctness and automated label, plus agreement
+    with the labels where the file has them."""
+    from eval.metrics import agreement
+    from eval.questions import load_questions
+    from eval.run import Pipeline, evaluate_item
+
+    s = settings_for(index)
+    with one_line_errors(), ExitStack() as stack:
+        qs = load_questions(file)
+        if "answer" not in qs or qs["answer"].isna().any():
+            raise ValueError(f"{file}: every row needs an 'answer' for `aula judge`")
+        search = None
+        if "contexts" not in qs or qs["contexts"].isna().any():
+            from app.services import build_retriever
+
+            retriever, _ = build_retriever(s)
+            search = retriever.search
+        pipeline = Pipeline(judge=judge_chat(s, stack), search=search, k=k, samples=samples,
+                            thresholds=_thresholds(thresholds))
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max(1, concurrency)) as pool:
+            items = list(pool.map(lambda r: evaluate_item(r, pipeline),
+                                  qs.to_dict("records")))
+    manual = [it.get("manual") for it in items]
+    summary: dict[str, Any] = {
+        **agreement(manual, [it.get("automated") for it in items]),
+        "ar_only": agreement(manual, [it.get("ar_only") for it in items]),
+    }
+    shown = [
+        {k: v for k, v in it.items() if k not in ("segments", "citations")} for it in items
+    ]
+    if json_out:
+        print_json({"items": shown, "summary": summary})
+        return
+    for it in items:
+        typer.echo(
+            f"{it['id']}\tAR {_f(it.get('ar'))}\tcorreção {_f(it.get('correctness'))}\t"
+            f"auto {it.get('automated') or '—'}\tmanual {it.get('manual') or '—'}"
+        )
+    typer.echo(json.dumps(summary, ensure_ascii=False))
+
+
+def fit_labels(
+    source: Path = typer.Argument(..., help="An `aula eval` folder or a judged JSONL/CSV."),
+    out: Path = typer.Option(Path("thresholds.json"), "--out"),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Fit the C/PC/I thresholds of the automated annotation to the manual labels."""
+    import pandas as pd
+
+    from eval.labels import fit_thresholds
+    from eval.run import load_items
+
+    with one_line_errors():
+        if source.is_dir():
+            rows = pd.DataFrame(load_items(source))
+        elif source.suffix == ".csv":
+            rows = pd.read_csv(source)
+        else:
+            rows = pd.read_json(source, lines=True)
+        for col in ("ar_score", "correctness_score", "manual"):
+            if col not in rows:
+                raise ValueError(f"{source}: no column {col!r} (judge the items first)")
+        triples = [
+            (None if pd.isna(a) else int(a), None if pd.isna(c) else int(c), m)
+            for a, c, m in zip(rows.ar_score, rows.correctness_score, rows.manual, strict=True)
+        ]
+        th = fit_thresholds(triples)
+    out.write_text(th.to_json() + "\n")
+    if json_out:
+        print_json(th.to_dict())
+    else:
+        typer.echo(f"limiares gravados em {out}: {th.to_json()}")

@@ -1,0 +1,202 @@
+"""The LLM client: any OpenAI-compatible chat endpoint, with our own bounded retries.
+
+The official ``openai`` client does the HTTP; its built-in retries are off (``max_retries=0``)
+so that one policy applies everywhere: connection errors, timeouts, 429 and 5xx are retried
+with exponential backoff, then one ``LLMError`` names the endpoint and the last error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import openai
+
+if TYPE_CHECKING:
+    from app.config import Settings
+
+Message = dict[str, str]
+T = TypeVar("T")
+
+MAX_BACKOFF_S = 8.0
+
+
+class LLMError(RuntimeError):
+    """The LLM endpoint failed for good (after retries, or with an error retrying can't fix)."""
+
+
+class ChatModel(Protocol):
+    """What the answerer needs from an LLM; ``LLMClient`` is the real one."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def chat(
+        self, messages: Sequence[Message], *, temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> str: ...
+
+    def stream(
+        self, messages: Sequence[Message], *, temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> Iterator[str]: ...
+
+
+def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return False
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}: {exc.message}"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        return f"cannot connect ({cause})" if cause else "cannot connect"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class LLMClient:
+    """Chat with one model at one OpenAI-compatible endpoint.
+
+    ``model=None`` asks the endpoint (``GET /models``) on first use and takes the first model it
+    lists, which suits single-model servers such as llama.cpp's.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        model: str | None = None,
+        *,
+        timeout: float = 120.0,
+        retries: int = 2,
+        backoff: float = 0.5,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.retries = max(0, retries)
+        self.backoff = backoff
+        self._model = model or None
+        self._client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=api_key or "not-needed",
+            timeout=timeout,
+            max_retries=0,
+        )
+
+    @property
+    def model_id(self) -> str:
+        """The model name sent with each request."""
+        if self._model is None:
+            try:
+                models = self._call(lambda: list(self._client.models.list()))
+            except LLMError:
+                models = []
+            self._model = models[0].id if models else "default"
+        return self._model
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> str:
+        """The assistant's whole reply to ``messages``."""
+        kwargs = self._kwargs(messages, temperature, max_tokens)
+        resp = self._call(lambda: self._client.chat.completions.create(**kwargs))
+        if not resp.choices:
+            raise LLMError(f"LLM endpoint {self.base_url} returned no choices")
+        return resp.choices[0].message.content or ""
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> Iterator[str]:
+        """The reply as text deltas, as the server writes them.
+
+        Opening the stream is retried like ``chat``; a failure after text has been yielded
+        raises ``LLMError`` at once, since retrying would repeat what the caller already has.
+        """
+        kwargs = self._kwargs(messages, temperature, max_tokens)
+        chunks = self._call(
+            lambda: self._client.chat.completions.create(stream=True, **kwargs)
+        )
+        try:
+            for chunk in chunks:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    yield chunk.choices[0].delta.content
+        except openai.OpenAIError as exc:
+            raise LLMError(
+                f"LLM endpoint {self.base_url} failed while streaming: {_describe(exc)}"
+            ) from exc
+        finally:
+            chunks.close()
+
+    def _kwargs(
+        self, messages: Sequence[Message], temperature: float, max_tokens: int | None
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": list(messages),
+            "temperature": temperature,
+        }
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        return kwargs
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn``, retrying transient failures with exponential backoff."""
+        attempts = self.retries + 1
+        for attempt in range(attempts):
+            try:
+                return fn()
+            except openai.OpenAIError as exc:
+                if not _retryable(exc):
+                    raise LLMError(
+                        f"LLM endpoint {self.base_url} refused the request: {_describe(exc)}"
+                    ) from exc
+                if attempt + 1 == attempts:
+                    raise LLMError(
+                        f"LLM endpoint {self.base_url} failed after {attempts} attempt(s); "
+                        f"last error: {_describe(exc)}"
+                    ) from exc
+                time.sleep(self._delay(attempt, exc))
+        raise AssertionError("unreachable")
+
+    def _delay(self, attempt: int, exc: Exception) -> float:
+        delay = self.backoff * 2**attempt
+        if isinstance(exc, openai.RateLimitError):
+            retry_after = exc.response.headers.get("retry-after", "")
+            try:
+                delay = max(delay, float(retry_after))
+            except ValueError:
+                pass
+        return min(delay, MAX_BACKOFF_S)
+
+
+def client_from_settings(
+    settings: Settings, base_url_override: str | None = None, *, model: str | None = None
+) -> LLMClient:
+    """The client the settings describe; ``base_url_override`` points it elsewhere
+    (the embedded server), in which case ``model`` (or the server's own list) names the model.
+    """
+    base_url = base_url_override or settings.llm_base_url
+    if not base_url:
+        raise LLMError("no LLM endpoint configured (set AULA_LLM_BASE_URL or OPENAI_BASE_URL)")
+    return LLMClient(
+        base_url,
+        api_key=settings.llm_api_key,
+        model=model if base_url_override else (model or settings.llm_model),
+        timeout=settings.llm_timeout,
+        retries=settings.llm_retries,
+    )

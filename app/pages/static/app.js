@@ -1,0 +1,132 @@
+// Student page: asks /ask/stream and renders the answer as it streams, then the citations.
+const form = document.getElementById("ask-form");
+const q = document.getElementById("question");
+const btn = document.getElementById("ask-button");
+const statusEl = document.getElementById("status");
+const answerBox = document.getElementById("answer-box");
+const answerEl = document.getElementById("answer");
+const citesEl = document.getElementById("citations");
+const segBox = document.getElementById("segments-box");
+const segsEl = document.getElementById("segments");
+const count = document.getElementById("count");
+
+const ts = (s) => {
+  s = Math.max(0, Math.round(s));
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), x = s % 60;
+  return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(x).padStart(2, "0");
+};
+const el = (tag, props = {}, ...kids) => {
+  const e = Object.assign(document.createElement(tag), props);
+  kids.forEach((k) => e.append(k));
+  return e;
+};
+
+q.addEventListener("input", () => { count.textContent = q.value.length + " / 2000"; });
+q.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) form.requestSubmit();
+});
+
+function renderSegments(hits) {
+  segsEl.replaceChildren();
+  hits.forEach((h, i) => {
+    const link = el("a", { href: h.url ? videoLink(h.url, h.start) : "#", target: "_blank",
+      rel: "noopener" }, `${h.title || h.lecture_id} — ${ts(h.start)}–${ts(h.end)}`);
+    segsEl.append(el("li", { id: "seg-" + (i + 1) }, link,
+      el("span", { className: "muted" }, ` (score ${h.score.toFixed(3)})`),
+      el("div", { className: "text" }, h.text)));
+  });
+  segBox.hidden = hits.length === 0;
+}
+
+function videoLink(url, start) {
+  const t = Math.floor(start);
+  if (/youtube\.com|youtu\.be/.test(url)) {
+    const u = new URL(url); u.searchParams.set("t", t); return u.toString();
+  }
+  return url.split("#")[0] + "#t=" + t;
+}
+
+function renderAnswer(text, citations) {
+  // [n] markers become links to the cited second of the video
+  const byN = {};
+  citations.forEach((c) => c.n.forEach((n) => { byN[n] = c; }));
+  answerEl.replaceChildren();
+  let last = 0;
+  for (const m of text.matchAll(/\[(\d+)\]/g)) {
+    answerEl.append(text.slice(last, m.index));
+    const c = byN[Number(m[1])];
+    answerEl.append(c && c.url
+      ? el("a", { className: "cite", href: c.url, target: "_blank", rel: "noopener",
+          title: `${c.title} ${ts(c.start)}–${ts(c.end)}` }, m[0])
+      : m[0]);
+    last = m.index + m[0].length;
+  }
+  answerEl.append(text.slice(last));
+  citesEl.replaceChildren();
+  citations.forEach((c) => {
+    const label = `${c.title || c.lecture_id}, ${ts(c.start)}–${ts(c.end)}`;
+    citesEl.append(el("li", {}, `[${c.n.join(", ")}] `,
+      c.url ? el("a", { href: c.url, target: "_blank", rel: "noopener", className: "ref" }, label)
+            : label));
+  });
+}
+
+form.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const question = q.value.trim();
+  if (!question) { statusEl.textContent = "Escreva uma pergunta."; return; }
+  btn.disabled = true;
+  statusEl.className = "";
+  statusEl.textContent = "Buscando nos trechos das aulas…";
+  answerEl.textContent = ""; citesEl.replaceChildren(); answerBox.hidden = true;
+  let text = "";
+  try {
+    const res = await fetch("/ask/stream", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ question, k: 8 }),
+    });
+    if (!res.ok) {
+      const err = await res.json().catch(() => ({}));
+      throw new Error(err.detail || ("HTTP " + res.status));
+    }
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, i); buf = buf.slice(i + 2);
+        let ev = "message", data = "";
+        block.split("\n").forEach((line) => {
+          if (line.startsWith("event:")) ev = line.slice(6).trim();
+          else if (line.startsWith("data:")) data += line.slice(5).replace(/^ /, "");
+        });
+        if (!data) continue;
+        const payload = JSON.parse(data);
+        if (ev === "segments") {
+          renderSegments(payload);
+          statusEl.textContent = "Escrevendo a resposta…";
+          answerBox.hidden = false;
+        } else if (ev === "delta") {
+          text += payload; answerEl.textContent = text;
+        } else if (ev === "done") {
+          renderAnswer(payload.answer || "", payload.citations || []);
+          statusEl.textContent = payload.covered === false
+            ? "As aulas não parecem cobrir esta pergunta." : "";
+        } else if (ev === "error") {
+          renderSegments(payload.segments || []);
+          throw new Error(payload.error || "falha ao gerar a resposta");
+        }
+      }
+    }
+  } catch (err) {
+    statusEl.className = "error";
+    statusEl.textContent = "Não foi possível responder: " + err.message +
+      ". Os trechos encontrados estão abaixo.";
+  } finally {
+    btn.disabled = false;
+  }
+});

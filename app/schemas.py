@@ -1,0 +1,80 @@
+"""Request and response bodies of the HTTP API."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, field_validator
+
+MAX_QUESTION = 2000
+
+
+class HitOut(BaseModel):
+    corpus_id: int
+    score: float
+    lecture_id: str
+    title: str
+    url: str
+    start: float = Field(description="seconds")
+    end: float = Field(description="seconds")
+    text: str
+
+
+class AskIn(BaseModel):
+    question: str = Field(description="The student's question (1 to 2,000 characters).")
+    k: int = Field(10, ge=1, le=50, description="How many segments to retrieve.")
+    lectures: list[str] | None = Field(None, description="Only search these lecture ids.")
+
+    @field_validator("question")
+    @classmethod
+    def _question(cls, v: str) -> str:
+        v = v.strip()
+        if not v:
+            raise ValueError("the question is empty")
+        if len(v) > MAX_QUESTION:
+            raise ValueError(
+                f"the question has {len(v)} characters; the limit is {MAX_QUESTION}"
+            )
+        return v
+
+
+class CitationOut(BaseModel):
+    n: list[int]
+    lecture_id: str
+    title: str
+    start: float
+    end: float
+    url: str
+
+
+class AskOut(BaseModel):
+    question: str
+    answer: str | None
+    covered: bool | None
+    citations: list[CitationOut]
+    segments: list[HitOut]
+    timings: dict[str, float] = Field(description="seconds per stage")
+    models: dict[str, str]
+    error: str | None = None
+
+
+class SearchOut(BaseModel):
+    query: str
+    mode: str
+    hits: list[HitOut]
+    timings: dict[str, float]
+
+
+class LectureOut(BaseModel):
+    lecture_id: str
+    title: str
+    url: str
+    course: str
+    segments: int
+
+
+class HealthOut(BaseModel):
+    status: str
+    lectures: int
+    segments: int
+    embedding_model: str
+    llm_model: str
+    llm_endpoint: str

@@ -1,0 +1,21 @@
+"""``python -m bench``: run every benchmark and print its figures (BENCH_ONLY=a,b to choose)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+
+ALL = ["ingest_query", "retrieval_quality", "faiss_scale"]
+
+
+def main() -> None:
+    chosen = [b for b in os.environ.get("BENCH_ONLY", ",".join(ALL)).split(",") if b]
+    for name in chosen:
+        t0 = time.perf_counter()
+        importlib.import_module(f"bench.{name}").main()
+        print(f"  ({name}: {time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Small shared pieces of the benchmarks: medians, percentiles, peak memory, printing."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+CORPUS_3B1B = SHARED / "corpora" / "3b1b-pt"
+OUT = ROOT / "bench" / "out"
+
+
+def median(xs: Sequence[float]) -> float:
+    return float(statistics.median(xs))
+
+
+def pct(xs: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100)."""
+    s = sorted(xs)
+    if not s:
+        return float("nan")
+    k = max(0, min(len(s) - 1, int(round(p / 100 * len(s) + 0.5)) - 1))
+    return float(s[k])
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def dir_size_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
+
+
+def report(name: str, figures: dict[str, Any]) -> None:
+    """Print one benchmark's figures as a table and keep them as JSON under bench/out/."""
+    print(f"\n== {name}")
+    for k, v in figures.items():
+        shown = f"{v:.4g}" if isinstance(v, float) else v
+        print(f"  {k:<44} {shown}")
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{name}.json").write_text(json.dumps(figures, indent=2))
+    sys.stdout.flush()
+
+
+def env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))

@@ -1,0 +1,195 @@
+"""The question set of an evaluation, read from CSV, JSONL or XLSX into one normalised table.
+
+Columns after ``load_questions`` (missing values are None, never NaN):
+
+- ``id`` (str): from an ``id``/``qid`` column, else ``"1"``..``"n"``; must be unique.
+- ``question`` (str, required).
+- ``manual``: C / PC / I from a ``manual``/``label``/``annotation`` column (also accepts
+  "correct", "partially correct", "incorrect", any case).
+- ``reference_answer``: a known good answer, for the correctness judge.
+- ``gold_lecture``, ``gold_start``, ``gold_end``: where the answer is (seconds or HH:MM:SS).
+- ``answer``: an answer already given (the run then only judges it).
+- ``contexts``: list of segment texts (a JSON list, or texts separated by ``\\n---\\n``).
+
+Other columns are kept as they are, after these. Errors name the 1-based data row.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from eval.labels import normalise_label
+from eval.record import parse_timestamp
+
+COLUMNS = (
+    "id",
+    "question",
+    "manual",
+    "reference_answer",
+    "gold_lecture",
+    "gold_start",
+    "gold_end",
+    "answer",
+    "contexts",
+)
+ALIASES = {
+    "id": ("id", "qid", "question_id"),
+    "question": ("question", "pergunta", "query"),
+    "manual": ("manual", "label", "annotation", "manual_label", "anotacao_manual"),
+    "reference_answer": ("reference_answer", "reference", "ground_truth", "expected_answer"),
+    "gold_lecture": ("gold_lecture", "gold_lecture_id"),
+    "gold_start": ("gold_start",),
+    "gold_end": ("gold_end",),
+    "answer": ("answer", "response", "resposta"),
+    "contexts": ("contexts", "context", "segments"),
+}
+CONTEXT_SEPARATOR = "\n---\n"
+
+
+class QuestionsError(ValueError):
+    """The question file cannot be used; the message says which row and why."""
+
+
+def load_questions(path: str | Path) -> pd.DataFrame:
+    """Read a question set (``.csv``, ``.jsonl``/``.ndjson``, ``.xlsx``) and normalise it."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    elif suffix in (".jsonl", ".ndjson"):
+        raw = _read_jsonl(path)
+    elif suffix in (".xlsx", ".xlsm"):
+        try:
+            import openpyxl  # noqa: F401
+        except ImportError:
+            raise QuestionsError(
+                f"{path}: reading .xlsx needs openpyxl; install it with `pip install openpyxl`"
+            ) from None
+        raw = pd.read_excel(path, dtype=str, keep_default_na=False)
+    else:
+        raise QuestionsError(
+            f"{path}: unsupported question file type {suffix!r} (use .csv, .jsonl or .xlsx)"
+        )
+    try:
+        return normalise_questions(raw)
+    except QuestionsError as exc:
+        raise QuestionsError(f"{path}: {exc}") from None
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise QuestionsError(f"{path}: line {number} is not JSON: {exc.msg}") from None
+        if not isinstance(row, dict):
+            raise QuestionsError(f"{path}: line {number} is not a JSON object")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _blank(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _column_key(name: Any) -> str:
+    text = str(name).strip().lower().replace("ç", "c").replace("ã", "a")
+    return "_".join(text.replace("-", " ").split())
+
+
+def normalise_questions(raw: pd.DataFrame) -> pd.DataFrame:
+    """The normalised table (see the module docstring) from any raw table of questions."""
+    by_key: dict[str, Any] = {}
+    for column in raw.columns:
+        by_key.setdefault(_column_key(column), column)
+    renames: dict[Any, str] = {}
+    for target, aliases in ALIASES.items():
+        found = [by_key[a] for a in aliases if a in by_key]
+        if len(found) > 1:
+            names = ", ".join(repr(f) for f in found)
+            raise QuestionsError(f"several columns could be {target!r}: {names}")
+        if found:
+            renames[found[0]] = target
+    if "question" not in renames.values():
+        raise QuestionsError("no 'question' column")
+    table = raw.rename(columns=renames).astype(object)
+    table = table.where(table.notna(), None)
+
+    records = []
+    for number, row in enumerate(table.to_dict(orient="records"), start=1):
+        records.append(_normalise_row(number, row))
+    extras = [c for c in table.columns if c not in COLUMNS]
+    out = pd.DataFrame(records, columns=[*COLUMNS, *extras]).astype(object)
+    if "id" not in table.columns:
+        out["id"] = [str(i) for i in range(1, len(out) + 1)]
+    duplicated = out["id"][out["id"].duplicated()].tolist()
+    if duplicated:
+        raise QuestionsError(f"duplicate ids: {', '.join(map(str, duplicated[:5]))}")
+    return out.where(out.notna(), None)
+
+
+def _normalise_row(number: int, row: dict[str, Any]) -> dict[str, Any]:
+    def fail(problem: str) -> QuestionsError:
+        return QuestionsError(f"row {number}: {problem}")
+
+    out = {c: (None if _blank(v) else v) for c, v in row.items()}
+    for name in ("id", "question", "reference_answer", "gold_lecture", "answer"):
+        if out.get(name) is not None:
+            out[name] = _id_text(out[name]) if name == "id" else str(out[name]).strip()
+    if out.get("question") is None:
+        raise fail("the question is empty")
+    try:
+        out["manual"] = normalise_label(out.get("manual"))
+    except ValueError:
+        raise fail(f"unknown manual label {row.get('manual')!r} (use C, PC or I)") from None
+    for name in ("gold_start", "gold_end"):
+        if out.get(name) is not None:
+            try:
+                out[name] = parse_timestamp(str(out[name]))
+            except ValueError:
+                raise fail(f"{name} {out[name]!r} is not seconds or HH:MM:SS") from None
+    try:
+        out["contexts"] = parse_contexts(out.get("contexts"))
+    except ValueError as exc:
+        raise fail(f"contexts: {exc}") from None
+    return out
+
+
+def _id_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def parse_contexts(value: Any) -> list[str] | None:
+    """Segment texts from a list, a JSON list of strings, or text split on ``\\n---\\n``."""
+    if _blank(value):
+        return None
+    if isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        text = str(value).replace("\r\n", "\n").strip()
+        if text.startswith("["):
+            try:
+                items = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"looks like JSON but is not: {exc.msg}") from None
+            if not isinstance(items, list):
+                raise ValueError("JSON value is not a list")
+        else:
+            items = text.split(CONTEXT_SEPARATOR)
+    if not all(isinstance(item, str) for item in items):
+        raise ValueError("every context must be a string")
+    return [item.strip() for item in items if item.strip()] or None

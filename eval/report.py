@@ -1,0 +1,506 @@
+"""Summaries of an evaluation run: numbers (``summarise``), Markdown, a self-contained HTML page,
+and the per-question rows as CSV and Parquet. Every file is written atomically.
+
+One row per question, with these columns (missing values None; other columns pass through):
+
+- ``id``, ``question``, ``answer``: the question and the answer that was judged.
+- ``manual``: the human annotation C / PC / I, if any.
+- ``ar_score`` (0..3 int), ``ar`` (``ar_score / 3``), ``ar_reasoning``, ``ar_error``:
+  the answer-relevance judge; an unreadable reply leaves ``ar_score`` None with ``ar_error``.
+- ``correctness_score`` (0..3), ``correctness`` (0..1), ``correctness_reasoning``,
+  ``correctness_error``: the correctness judge, when it ran.
+- ``automated``: the automated annotation used (``labels.combined_label``, or the AR-only one
+  when no correctness judge ran); ``ar_only``: ``labels.ar_only_label(ar_score)``.
+- ``gold_lecture``, ``gold_start``, ``gold_end``: the gold span, when known;
+  ``hit_rank``: 1-based rank of the first retrieved segment overlapping it (None: not found).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import numbers
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from eval.labels import ar_only_label
+from eval.metrics import (
+    CLASSES,
+    agreement,
+    ar_by_class,
+    confusion_matrix,
+    hit_at_k,
+    mrr,
+    spearman_ar_manual,
+)
+from eval.record import Record, render_records
+
+ROW_COLUMNS = (
+    "id",
+    "question",
+    "answer",
+    "manual",
+    "ar_score",
+    "ar",
+    "ar_reasoning",
+    "ar_error",
+    "correctness_score",
+    "correctness",
+    "correctness_reasoning",
+    "correctness_error",
+    "automated",
+    "ar_only",
+    "gold_lecture",
+    "gold_start",
+    "gold_end",
+    "hit_rank",
+)
+HIT_KS = (1, 3, 5, 10)
+AGREEMENT_KEYS = ("n", "missing", "accuracy", "kappa", "kappa_linear")
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _column(rows: pd.DataFrame, name: str) -> list[Any]:
+    if name not in rows.columns:
+        return [None] * len(rows)
+    return [None if _missing(v) else v for v in rows[name].tolist()]
+
+
+def _mean(values: Sequence[Any]) -> float | None:
+    numbers = [float(v) for v in values if not _missing(v)]
+    return sum(numbers) / len(numbers) if numbers else None
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def summarise(rows: pd.DataFrame) -> dict[str, Any]:
+    """The run's numbers as a JSON-ready dict: counts, AR mean, agreement of the automated and
+    AR-only labels with the manual ones, confusion matrices, AR per class, Spearman, retrieval.
+    """
+    manual = _column(rows, "manual")
+    ar_scores = _column(rows, "ar_score")
+    ar = _column(rows, "ar")
+    if all(v is None for v in ar):
+        ar = [None if s is None else float(s) / 3 for s in ar_scores]
+    ar_only = _column(rows, "ar_only")
+    if "ar_only" not in rows.columns:
+        ar_only = [ar_only_label(None if s is None else int(s)) for s in ar_scores]
+    automated = _column(rows, "automated")
+
+    missing = {
+        name: sum(v is None for v in _column(rows, name))
+        for name in ("answer", "manual", "ar_score", "correctness_score", "automated")
+    }
+    summary: dict[str, Any] = {
+        "n": len(rows),
+        "n_manual": sum(m is not None for m in manual),
+        "missing": missing,
+        "ar_mean": _mean(ar),
+        "correctness_mean": _mean(_column(rows, "correctness")),
+        "agreement": {
+            "automated": agreement(manual, automated),
+            "ar_only": agreement(manual, ar_only),
+        },
+        "confusion": {
+            "automated": _table_dict(confusion_matrix(manual, automated)),
+            "ar_only": _table_dict(confusion_matrix(manual, ar_only)),
+        },
+        "ar_by_class": _table_dict(ar_by_class(manual, ar)),
+        "spearman_ar_manual": spearman_ar_manual(ar, manual),
+        "retrieval": _retrieval(rows),
+    }
+    return summary
+
+
+def _table_dict(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    return {
+        str(index): {str(col): _nan_to_none(_plain(v)) for col, v in row.items()}
+        for index, row in table.to_dict(orient="index").items()
+    }
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _retrieval(rows: pd.DataFrame) -> dict[str, Any] | None:
+    gold = _column(rows, "gold_lecture")
+    ranks = [r for g, r in zip(gold, _column(rows, "hit_rank"), strict=True) if g is not None]
+    if not ranks:
+        return None
+    ints = [None if r is None else int(r) for r in ranks]
+    result: dict[str, Any] = {"n": len(ints)}
+    for k in HIT_KS:
+        result[f"hit@{k}"] = hit_at_k(ints, k)
+    result["mrr"] = mrr(ints)
+    return result
+
+
+def confusion_frame(summary: dict[str, Any], which: str) -> pd.DataFrame:
+    """A confusion matrix of ``summarise``'s output back as a table (rows manual, cols auto)."""
+    data = summary["confusion"][which]
+    table = pd.DataFrame(
+        [[data[m][a] for a in CLASSES] for m in CLASSES],
+        index=pd.Index(CLASSES, name="manual"),
+        columns=pd.Index(CLASSES, name="automated"),
+    )
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown.
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if _missing(value):
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _md_table(header: Sequence[str], body: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def _agreement_body(summary: dict[str, Any]) -> list[list[Any]]:
+    names = {"automated": "Anotação automatizada", "ar_only": "AR apenas (3→C, 1–2→PC, 0→I)"}
+    return [
+        [names[key], *(summary["agreement"][key][k] for k in AGREEMENT_KEYS)]
+        for key in ("automated", "ar_only")
+    ]
+
+
+def summary_markdown(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
+    """The summary as Markdown: counts, agreement, confusion matrices, AR per class, retrieval."""
+    missing = summary["missing"]
+    parts = [
+        "# Avaliação",
+        "",
+        f"- Perguntas: {summary['n']} (com anotação manual: {summary['n_manual']})",
+        f"- Sem resposta: {missing['answer']}; AR ilegível ou ausente: {missing['ar_score']}; "
+        f"sem anotação automatizada: {missing['automated']}",
+        f"- AR médio: {_fmt(summary['ar_mean'])}; correção média: "
+        f"{_fmt(summary['correctness_mean'])}",
+        f"- Spearman (AR × anotação manual): {_fmt(summary['spearman_ar_manual'])}",
+        "",
+        "## Concordância com a anotação manual",
+        "",
+        _md_table(["Rótulo", *AGREEMENT_KEYS], _agreement_body(summary)),
+    ]
+    for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
+        table = confusion_frame(summary, which)
+        parts += [
+            "",
+            f"## Matriz de confusão: {title} (linhas: manual)",
+            "",
+            _md_table(["manual \\ auto", *CLASSES], [[m, *table.loc[m].tolist()] for m in CLASSES]),
+        ]
+    parts += [
+        "",
+        "## AR por classe manual",
+        "",
+        _md_table(
+            ["manual", "count", "mean", "median"],
+            [[c, *summary["ar_by_class"][c].values()] for c in CLASSES],
+        ),
+    ]
+    retrieval = summary.get("retrieval")
+    if retrieval:
+        parts += [
+            "",
+            "## Recuperação (spans de referência)",
+            "",
+            _md_table(list(retrieval), [list(retrieval.values())]),
+        ]
+    return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML.
+
+_CSS = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;
+color:#222}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem}
+th,td{border:1px solid #ccc;padding:.3rem .6rem;text-align:right;vertical-align:top}
+th:first-child,td:first-child,td.text{text-align:left}
+th{background:#f3f3f3}
+.figures{display:flex;flex-wrap:wrap;gap:1rem}
+.figures img{max-width:100%;height:auto}
+td.text{max-width:40rem}
+"""
+
+
+def _html_table(header: Sequence[str], body: Sequence[Sequence[Any]], cls: str = "") -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    rows = []
+    for row in body:
+        cells = "".join(
+            f'<td class="text">{html.escape(_fmt(v))}</td>'
+            if isinstance(v, str) and len(v) > 12
+            else f"<td>{html.escape(_fmt(v))}</td>"
+            for v in row
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    attr = f' class="{cls}"' if cls else ""
+    return f"<table{attr}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _png(draw: Callable[[Any], None], size: tuple[float, float] = (4.2, 3.6)) -> str:
+    """A matplotlib figure drawn by ``draw(fig)`` as a base64 PNG (Agg, no pyplot state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, dpi=100)
+    FigureCanvasAgg(fig)
+    draw(fig)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _heatmap(table: pd.DataFrame, title: str) -> Callable[[Any], None]:
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        values = table.to_numpy(dtype=float)
+        ax.imshow(values, cmap="Blues", vmin=0, vmax=max(1.0, values.max()))
+        ax.set_xticks(range(len(CLASSES)), CLASSES)
+        ax.set_yticks(range(len(CLASSES)), CLASSES)
+        ax.set_xlabel("automated")
+        ax.set_ylabel("manual")
+        ax.set_title(title)
+        for i in range(len(CLASSES)):
+            for j in range(len(CLASSES)):
+                dark = values[i, j] > values.max() / 2
+                ax.text(
+                    j,
+                    i,
+                    str(int(values[i, j])),
+                    ha="center",
+                    va="center",
+                    color="white" if dark else "black",
+                )
+
+    return draw
+
+
+def _ar_histogram(rows: pd.DataFrame) -> Callable[[Any], None]:
+    manual, ar = _column(rows, "manual"), _column(rows, "ar")
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        bins = [-1 / 6 + i / 3 for i in range(5)]  # centred on 0, 1/3, 2/3, 1
+        data = [
+            [float(a) for m, a in zip(manual, ar, strict=True) if m == c and a is not None]
+            for c in CLASSES
+        ]
+        ax.hist(
+            data, bins=bins, label=[f"{c} (n={len(d)})" for c, d in zip(CLASSES, data, strict=True)]
+        )
+        ax.set_xticks([0, 1 / 3, 2 / 3, 1], ["0", "0.33", "0.67", "1"])
+        ax.set_xlabel("AR")
+        ax.set_ylabel("questions")
+        ax.set_title("AR per manual class")
+        ax.legend()
+
+    return draw
+
+
+def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
+    """A self-contained HTML page: inline CSS, the summary tables, plots as base64 PNG, and a
+    table of the questions."""
+    figures = [
+        (
+            "Matriz de confusão: anotação automatizada",
+            _png(_heatmap(confusion_frame(summary, "automated"), "automated vs manual")),
+        ),
+        (
+            "Matriz de confusão: AR apenas",
+            _png(_heatmap(confusion_frame(summary, "ar_only"), "AR-only vs manual")),
+        ),
+        ("AR por classe manual", _png(_ar_histogram(rows), size=(5.0, 3.6))),
+    ]
+    missing = summary["missing"]
+    counts = [
+        ["Perguntas", summary["n"]],
+        ["Com anotação manual", summary["n_manual"]],
+        ["Sem resposta", missing["answer"]],
+        ["AR ilegível ou ausente", missing["ar_score"]],
+        ["Sem anotação automatizada", missing["automated"]],
+        ["AR médio", summary["ar_mean"]],
+        ["Correção média", summary["correctness_mean"]],
+        ["Spearman (AR × manual)", summary["spearman_ar_manual"]],
+    ]
+    body = [
+        "<h1>Avaliação</h1>",
+        _html_table(["", "valor"], counts),
+        "<h2>Concordância com a anotação manual</h2>",
+        _html_table(["Rótulo", *AGREEMENT_KEYS], _agreement_body(summary), cls="agreement"),
+    ]
+    for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
+        table = confusion_frame(summary, which)
+        body += [
+            f"<h2>Matriz de confusão: {html.escape(title)}</h2>",
+            _html_table(
+                ["manual \\ auto", *CLASSES], [[m, *table.loc[m].tolist()] for m in CLASSES]
+            ),
+        ]
+    body += [
+        "<h2>AR por classe manual</h2>",
+        _html_table(
+            ["manual", "count", "mean", "median"],
+            [[c, *summary["ar_by_class"][c].values()] for c in CLASSES],
+        ),
+    ]
+    retrieval = summary.get("retrieval")
+    if retrieval:
+        body += ["<h2>Recuperação</h2>", _html_table(list(retrieval), [list(retrieval.values())])]
+    body.append('<div class="figures">')
+    body += [
+        f'<figure><img alt="{html.escape(t)}" src="data:image/png;base64,{png}">'
+        f"<figcaption>{html.escape(t)}</figcaption></figure>"
+        for t, png in figures
+    ]
+    body.append("</div>")
+    columns = [
+        c
+        for c in (
+            "id",
+            "question",
+            "manual",
+            "automated",
+            "ar_only",
+            "ar",
+            "correctness",
+            "ar_error",
+        )
+        if c in rows.columns
+    ]
+    if columns:
+        body += [
+            "<h2>Perguntas</h2>",
+            _html_table(
+                columns,
+                [[_column(rows, c)[i] for c in columns] for i in range(len(rows))],
+                cls="questions",
+            ),
+        ]
+    return (
+        '<!DOCTYPE html>\n<html lang="pt"><head><meta charset="utf-8">'
+        f"<title>Avaliação</title><style>{_CSS}</style></head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Files.
+
+
+def _atomic(path: Path, write: Callable[[Path], None]) -> Path:
+    """Run ``write(tmp)`` on a temporary file next to ``path``, then move it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    return _atomic(Path(path), write)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, numbers.Integral):
+        return "int"
+    if isinstance(value, numbers.Real):
+        return "float"
+    return "str" if isinstance(value, str) else "other"
+
+
+def _as_text(value: Any) -> str | None:
+    if _missing(value):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _parquet_safe(rows: pd.DataFrame) -> pd.DataFrame:
+    """Object columns that mix types become one type: numbers float, the rest text (lists and
+    dicts as JSON), so CSV and Parquet hold the same thing."""
+    out = rows.copy()
+    for name in out.columns:
+        if out[name].dtype != object:
+            continue
+        kinds = {_kind(v) for v in out[name] if not _missing(v)}
+        if len(kinds) <= 1 and kinds <= {"str", "int", "float", "bool"}:
+            continue
+        if kinds <= {"int", "float"}:
+            out[name] = [None if _missing(v) else float(v) for v in out[name]]
+        else:
+            out[name] = [_as_text(v) for v in out[name]]
+    return out
+
+
+def write_rows(rows: pd.DataFrame, out_dir: str | Path) -> list[Path]:
+    """``rows.csv`` and ``rows.parquet`` in ``out_dir`` (lists stored as JSON text)."""
+    out = Path(out_dir)
+    safe = _parquet_safe(rows)
+    return [
+        _atomic(out / "rows.csv", lambda tmp: safe.to_csv(tmp, index=False)),
+        _atomic(out / "rows.parquet", lambda tmp: safe.to_parquet(tmp, index=False)),
+    ]
+
+
+def write_summary(rows: pd.DataFrame, summary: dict[str, Any], out_dir: str | Path) -> list[Path]:
+    """``summary.json``, ``summary.md`` and ``summary.html`` in ``out_dir``."""
+    out = Path(out_dir)
+    return [
+        write_text(out / "summary.json", json.dumps(summary, ensure_ascii=False, indent=2)),
+        write_text(out / "summary.md", summary_markdown(rows, summary)),
+        write_text(out / "summary.html", summary_html(rows, summary)),
+    ]
+
+
+def write_records(records: list[Record], path: str | Path, hide_urls: bool = False) -> Path:
+    """The per-question report in the study's Markdown shape (``record.render_records``)."""
+    return write_text(path, render_records(records, hide_urls=hide_urls))

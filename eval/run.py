@@ -1,0 +1,217 @@
+"""Batch evaluation: every question through retrieval, answer and judges, resumable.
+
+Each finished item is appended to ``OUT/items.jsonl`` (one JSON object a line, flushed and
+fsynced) the moment it completes, so a run killed at any point resumes where it stopped: items
+already there are not redone, and a line cut short by the kill is dropped. Reports are written
+at the end, each atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from corpus.models import Hit
+from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
+from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
+from eval.metrics import Span, first_hit_rank
+from eval.record import Record, Reference
+from eval.report import summarise, write_records, write_rows, write_summary
+
+ITEMS = "items.jsonl"
+ChatFn = Callable[[list[dict[str, str]]], str]
+
+
+@dataclass
+class Pipeline:
+    """What a batch run needs: retrieval and answering (optional for judge-only) and a judge."""
+
+    judge: ChatFn
+    search: Callable[[str, int], list[Hit]] | None = None
+    answer: Callable[[str, list[Hit]], Any] | None = None
+    k: int = 10
+    samples: int = 1
+    correctness: bool = True
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+
+def _val(row: dict[str, Any], key: str) -> Any:
+    v = row.get(key)
+    return None if is_missing(v) else v
+
+
+def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
+    """One question: answer it (unless an answer is given), judge it, label it."""
+    question = str(row["question"])
+    given = _val(row, "answer")
+    contexts = row.get("contexts")
+    hits: list[Hit] = []
+    citations: list[dict[str, Any]] = []
+    error = None
+    if given is None or not contexts:
+        if p.search is None:
+            raise ValueError(f"item {row['id']}: no answer/contexts and no index to search")
+        hits = p.search(question, p.k)
+    answer_text = given
+    if answer_text is None:
+        if p.answer is None:
+            raise ValueError(f"item {row['id']}: no answer given and no answerer")
+        try:
+            result = p.answer(question, hits)
+            answer_text = result.text
+            citations = [c.to_dict() for c in result.citations]
+        except Exception as exc:  # noqa: BLE001 - recorded on the item, the run goes on
+            error = f"answer failed: {exc}"
+    texts = list(contexts) if contexts else [h.text for h in hits]
+    out: dict[str, Any] = {
+        k: (None if is_missing(v) else v) for k, v in row.items() if k != "contexts"
+    }
+    out.update(
+        answer=answer_text,
+        segments=[h.to_dict() for h in hits],
+        contexts=texts if contexts else None,
+        citations=citations,
+        error=error,
+    )
+    if answer_text is None:
+        out.update(ar_score=None, ar=None, ar_error=error, automated=None, ar_only=None)
+        return out
+    ar = judge_item(p.judge, RELEVANCE, {"question": question, "answer": answer_text},
+                    samples=p.samples)
+    out.update(ar_score=ar.score, ar=ar.fraction, ar_reasoning=ar.reasoning or ar.raw,
+               ar_error=ar.error)
+    corr_score = None
+    if p.correctness:
+        fields = correctness_fields(question, answer_text, texts, _val(row, "reference_answer"))
+        cr = judge_item(p.judge, CORRECTNESS, fields, samples=p.samples)
+        corr_score = cr.score
+        out.update(correctness_score=cr.score, correctness=cr.fraction,
+                   correctness_reasoning=cr.reasoning or cr.raw, correctness_error=cr.error)
+    out["ar_only"] = ar_only_label(ar.score)
+    out["automated"] = (
+        combined_label(ar.score, corr_score, p.thresholds) if p.correctness else out["ar_only"]
+    )
+    if _val(row, "gold_lecture") is not None and hits:
+        gold = Span(str(row["gold_lecture"]), float(row["gold_start"]), float(row["gold_end"]))
+        out["hit_rank"] = first_hit_rank(gold, hits)
+    return out
+
+
+class ItemLog:
+    """The append-only, crash-safe list of finished items of one run."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.path = out_dir / ITEMS
+        self._lock = threading.Lock()
+
+    def done(self) -> dict[str, dict[str, Any]]:
+        if not self.path.exists():
+            return {}
+        items: dict[str, dict[str, Any]] = {}
+        good = 0
+        with open(self.path, "rb") as fh:
+            for line in fh:
+                try:
+                    item = json.loads(line)
+                except json.JSONDecodeError:
+                    break  # a line cut short by a kill: everything after it is redone
+                good += len(line)
+                items[str(item["id"])] = item
+        if good < self.path.stat().st_size:
+            with open(self.path, "r+b") as fh:
+                fh.truncate(good)
+        return items
+
+    def append(self, item: dict[str, Any]) -> None:
+        line = json.dumps(item, ensure_ascii=False, default=str) + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def run_batch(
+    questions: pd.DataFrame,
+    pipeline: Pipeline,
+    out_dir: Path,
+    *,
+    concurrency: int = 1,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Evaluate every question not already done in ``out_dir``; returns all items."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log = ItemLog(out_dir)
+    done = log.done()
+    rows = [r for r in questions.to_dict("records") if str(r["id"]) not in done]
+    bar = _bar(len(questions), len(done), progress)
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        futures = {pool.submit(evaluate_item, r, pipeline): r for r in rows}
+        for fut in as_completed(futures):
+            item = fut.result()
+            item["id"] = str(item["id"])
+            log.append(item)
+            done[item["id"]] = item
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    order = [str(i) for i in questions["id"]]
+    return [done[i] for i in order if i in done]
+
+
+def _bar(total: int, initial: int, on: bool) -> Any:
+    if not on:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc="avaliando", unit="pergunta")
+
+
+def to_record(item: dict[str, Any]) -> Record:
+    """An item in the shape of the reference report's record."""
+    segs = [Hit(**s) for s in item.get("segments") or []]
+    refs = [
+        Reference(title=c.get("title", ""), url=c.get("url", ""), start=c["start"], end=c["end"])
+        for c in item.get("citations") or []
+    ]
+    return Record(
+        qid=str(item["id"]),
+        question=str(item["question"]),
+        segments=segs,
+        answer=item.get("answer") or "",
+        references=refs,
+        manual=item.get("manual"),
+        ar=item.get("ar"),
+        automated=item.get("automated"),
+        reasoning=item.get("ar_reasoning"),
+        correctness=item.get("correctness"),
+        correctness_reasoning=item.get("correctness_reasoning"),
+    )
+
+
+def write_reports(
+    items: Iterable[dict[str, Any]], out_dir: Path, *, hide_urls: bool = False
+) -> dict[str, Any]:
+    """records.md, summary.md, summary.html, rows.csv, rows.parquet; returns the summary."""
+    items = list(items)
+    rows = pd.DataFrame(
+        [{k: v for k, v in it.items() if k not in ("segments", "citations", "contexts")}
+         for it in items]
+    )
+    summary = summarise(rows)
+    write_rows(rows, out_dir)
+    write_summary(rows, summary, out_dir)
+    write_records([to_record(it) for it in items], out_dir / "records.md", hide_urls=hide_urls)
+    return summary
+
+
+def load_items(out_dir: Path) -> list[dict[str, Any]]:
+    return list(ItemLog(out_dir).done().values())

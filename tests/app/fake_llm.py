@@ -1,0 +1,174 @@
+"""A fake OpenAI-compatible chat server over real HTTP on 127.0.0.1, for tests.
+
+Deterministic: the reply is ``responder(messages)``. It streams (SSE, ending ``data: [DONE]``),
+can fail the next N requests with a status code or answer slowly, and records every request.
+
+    with FakeLLMServer(responder=lambda messages: "Resposta [1].") as srv:
+        client = LLMClient(srv.base_url, model="fake")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+Messages = list[dict[str, Any]]
+Responder = Callable[[Messages], str]
+
+MODEL = "fake-model"
+
+
+def cite_first(messages: Messages) -> str:
+    """The default reply: one sentence citing segment 1."""
+    return "Segundo a aula, a resposta está no primeiro trecho [1]."
+
+
+class FakeLLMServer:
+    """uvicorn serving a tiny FastAPI app in a background thread, on a free port."""
+
+    def __init__(self, responder: Responder = cite_first) -> None:
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self.delay = 0.0
+        self._failures: list[int] = []
+        self._lock = threading.Lock()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # --- controls -------------------------------------------------------------------------
+    def fail_next(self, n: int, status: int = 500) -> None:
+        """Answer the next ``n`` chat requests with ``status`` (500, 429, ...)."""
+        with self._lock:
+            self._failures.extend([status] * n)
+
+    def slow(self, seconds: float) -> None:
+        """Wait ``seconds`` before answering each chat request (0 turns it off)."""
+        self.delay = seconds
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r.get("path", "").endswith("/chat/completions")]
+
+    # --- app ------------------------------------------------------------------------------
+    def _app(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.get("/health")
+        def health() -> dict[str, str]:
+            return {"status": "ok"}
+
+        @app.get("/v1/models")
+        def models() -> dict[str, Any]:
+            return {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
+
+        @app.post("/v1/chat/completions")
+        async def chat(request: Request) -> Response:
+            body = await request.json()
+            self.requests.append({"path": request.url.path, **body})
+            with self._lock:
+                status = self._failures.pop(0) if self._failures else None
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            if status is not None:
+                return JSONResponse(
+                    {"error": {"message": f"injected failure {status}", "type": "fake"}},
+                    status_code=status,
+                    headers={"retry-after": "0"} if status == 429 else None,
+                )
+            reply = self.responder(body.get("messages", []))
+            if body.get("stream"):
+                return StreamingResponse(
+                    self._sse(reply, body.get("model", MODEL)), media_type="text/event-stream"
+                )
+            return JSONResponse(_completion(reply, body.get("model", MODEL)))
+
+        return app
+
+    async def _sse(self, reply: str, model: str) -> AsyncIterator[str]:
+        pieces = re.findall(r"\S+\s*|\s+", reply)  # word by word; joined, they are the reply
+        yield _event(_chunk(model, {"role": "assistant", "content": ""}, None))
+        for piece in pieces:
+            yield _event(_chunk(model, {"content": piece}, None))
+            await asyncio.sleep(0)
+        yield _event(_chunk(model, {}, "stop"))
+        yield "data: [DONE]\n\n"
+
+    # --- lifecycle ------------------------------------------------------------------------
+    def start(self) -> FakeLLMServer:
+        config = uvicorn.Config(
+            self._app(), host="127.0.0.1", port=0, log_level="warning", lifespan="off",
+            timeout_graceful_shutdown=1,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the fake LLM server did not start")
+            time.sleep(0.01)
+        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _completion(reply: str, model: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+
+
+def _chunk(model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _event(payload: dict[str, Any]) -> str:
+    return f"data: {json.dumps(payload)}\n\n"

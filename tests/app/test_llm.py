@@ -1,0 +1,112 @@
+"""LLMClient against the fake OpenAI-compatible server over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from app.config import Settings
+from app.llm import LLMClient, LLMError, client_from_settings
+from tests.app.fake_llm import MODEL, FakeLLMServer
+
+MESSAGES = [{"role": "user", "content": "O que é uma função de ativação?"}]
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(responder=lambda m: "Echo: " + m[-1]["content"]) as srv:
+        yield srv
+
+
+def client(srv: FakeLLMServer, **kw: float) -> LLMClient:
+    opts = {"timeout": 5.0, "retries": 2, "backoff": 0.01, **kw}
+    return LLMClient(srv.base_url, model="m", **opts)  # type: ignore[arg-type]
+
+
+def test_chat_returns_the_reply_and_sends_the_request(server: FakeLLMServer) -> None:
+    assert client(server).chat(MESSAGES, max_tokens=50) == "Echo: O que é uma função de ativação?"
+    req = server.chat_requests[0]
+    assert req["model"] == "m"
+    assert req["messages"] == MESSAGES
+    assert req["max_tokens"] == 50
+    assert req["temperature"] == 0.0
+
+
+@pytest.mark.parametrize("status", [500, 503, 429])
+def test_transient_failures_are_retried_then_succeed(server: FakeLLMServer, status: int) -> None:
+    server.fail_next(2, status)
+    assert client(server, retries=2).chat(MESSAGES).startswith("Echo:")
+    assert len(server.chat_requests) == 3
+
+
+def test_retries_exhausted_raise_one_error_naming_the_endpoint(server: FakeLLMServer) -> None:
+    server.fail_next(5, 500)
+    with pytest.raises(LLMError) as err:
+        client(server, retries=1).chat(MESSAGES)
+    assert server.base_url in str(err.value)
+    assert "2 attempt" in str(err.value) and "500" in str(err.value)
+    assert len(server.chat_requests) == 2
+
+
+def test_client_errors_are_not_retried(server: FakeLLMServer) -> None:
+    server.fail_next(1, 400)
+    with pytest.raises(LLMError, match="400"):
+        client(server).chat(MESSAGES)
+    assert len(server.chat_requests) == 1
+
+
+def test_timeouts_are_retried(server: FakeLLMServer) -> None:
+    server.slow(1.0)
+    with pytest.raises(LLMError, match="timed out"):
+        client(server, timeout=0.2, retries=1).chat(MESSAGES)
+    server.slow(0)
+    assert client(server, timeout=2.0).chat(MESSAGES).startswith("Echo:")
+
+
+def test_unreachable_endpoint_raises_llm_error() -> None:
+    with FakeLLMServer() as srv:
+        url = srv.base_url
+    dead = LLMClient(url, model="m", timeout=1.0, retries=1, backoff=0.01)
+    with pytest.raises(LLMError, match="cannot connect") as err:
+        dead.chat(MESSAGES)
+    assert url in str(err.value)
+
+
+def test_stream_yields_deltas_that_join_into_the_reply(server: FakeLLMServer) -> None:
+    deltas = list(client(server).stream(MESSAGES))
+    assert len(deltas) > 3
+    assert "".join(deltas) == "Echo: O que é uma função de ativação?"
+    assert server.chat_requests[0]["stream"] is True
+
+
+def test_stream_retries_before_the_first_delta(server: FakeLLMServer) -> None:
+    server.fail_next(1, 503)
+    assert "".join(client(server).stream(MESSAGES)).startswith("Echo:")
+    server.fail_next(3, 503)
+    with pytest.raises(LLMError, match=server.base_url):
+        list(client(server).stream(MESSAGES))
+
+
+def test_model_id_is_asked_of_the_server_when_not_configured(server: FakeLLMServer) -> None:
+    llm = LLMClient(server.base_url, timeout=5.0)
+    assert llm.model_id == MODEL
+    llm.chat(MESSAGES)
+    assert server.chat_requests[0]["model"] == MODEL
+
+
+def test_client_from_settings(server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("AULA_LLM_BASE_URL", "OPENAI_BASE_URL", "AULA_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AULA_LLM_BASE_URL", server.base_url)
+    settings = Settings(_env_file=None, llm_model="x", llm_retries=0)  # type: ignore[call-arg]
+    llm = client_from_settings(settings)
+    assert (llm.base_url, llm.model_id, llm.retries) == (server.base_url, "x", 0)
+
+    monkeypatch.delenv("AULA_LLM_BASE_URL")
+    bare = Settings(_env_file=None)  # type: ignore[call-arg]
+    other = client_from_settings(bare, server.base_url, model="local")
+    assert other.chat(MESSAGES).startswith("Echo:")
+    assert other.model_id == "local"
+    with pytest.raises(LLMError, match="no LLM endpoint"):
+        client_from_settings(bare)

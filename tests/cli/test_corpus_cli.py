@@ -1,0 +1,100 @@
+"""The ``aula`` command as a user runs it: a real process, real files, real index."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SAMPLES
+
+AULA = [sys.executable, "-m", "app.cli"]
+
+
+def run(*args: str, index: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "AULA_INDEX_DIR": str(index), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(
+        [*AULA, *args], input=stdin, capture_output=True, text=True, env=env, cwd=ROOT,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def cli_index(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    index = tmp_path_factory.mktemp("cli") / "index"
+    res = run("ingest", str(SAMPLES), index=index)
+    assert res.returncode == 0, res.stderr
+    assert "2 aulas lidas" in res.stdout
+    return index
+
+
+def test_search_json_has_the_documented_keys(cli_index: Path) -> None:
+    res = run("search", "qual a derivada do seno?", "-k", "3", "--json", index=cli_index)
+    assert res.returncode == 0, res.stderr
+    hits = json.loads(res.stdout)
+    assert len(hits) == 3
+    assert set(hits[0]) == {
+        "corpus_id", "score", "lecture_id", "title", "url", "start", "end", "text"
+    }
+    assert hits[0]["lecture_id"] == "derivadas"
+    assert "cosseno" in hits[0]["text"]
+
+
+def test_search_prints_the_report_list(cli_index: Path) -> None:
+    res = run("search", "o que é sobreajuste?", "-k", "2", index=cli_index)
+    assert res.returncode == 0, res.stderr
+    assert "**Segmentos recuperados pelo E5**" in res.stdout
+    assert res.stdout.count("- *Corpus ID:*") == 2
+    assert "- *Início:* 00:0" in res.stdout
+
+
+def test_search_reads_questions_from_stdin_one_array_per_line(cli_index: Path) -> None:
+    res = run("search", "-", "--json", "-k", "2", index=cli_index,
+              stdin="o que é a ReLU?\n\nderivada de x ao cubo\n")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.strip().splitlines()
+    assert len(lines) == 2
+    assert json.loads(lines[1])[0]["lecture_id"] == "derivadas"
+
+
+def test_lectures_and_remove(tmp_path: Path, cli_index: Path) -> None:
+    index = tmp_path / "index"
+    shutil.copytree(cli_index, index)
+    listed = json.loads(run("lectures", "--json", index=index).stdout)
+    assert {x["lecture_id"] for x in listed} == {"derivadas", "redes-neurais"}
+    assert run("remove", "derivadas", index=index).returncode == 0
+    listed = json.loads(run("lectures", "--json", index=index).stdout)
+    assert [x["lecture_id"] for x in listed] == ["redes-neurais"]
+    bad = run("remove", "nao-existe", index=index)
+    assert bad.returncode == 1 and "nao-existe" in bad.stderr
+
+
+def test_a_bad_file_is_named_and_the_rest_is_ingested(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLES / "derivadas", src / "derivadas")
+    (src / "quebrada").mkdir()
+    (src / "quebrada" / "quebrada.srt").write_text(
+        "1\n00:00:01,000 --> 00:00:04,000\nolá\n\n2\n00:00:0x,000 --> 00:00:09,000\ntchau\n"
+    )
+    (src / "vazia").mkdir()
+    (src / "vazia" / "vazia.vtt").write_text("WEBVTT\n\n")
+    index = tmp_path / "index"
+    res = run("ingest", str(src), "--json", index=index)
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert [x["lecture_id"] for x in summary["lectures"]] == ["derivadas"]
+    assert "quebrada.srt" in summary["failed"][0]["error"]
+    assert "line" in summary["failed"][0]["error"]
+    assert any("vazia.vtt" in p for p in summary["empty"])
+
+
+def test_missing_index_is_one_clear_line(tmp_path: Path) -> None:
+    res = run("search", "qualquer coisa", index=tmp_path / "nada")
+    assert res.returncode == 1
+    assert res.stderr.strip().count("\n") == 0
+    assert "aula ingest" in res.stderr

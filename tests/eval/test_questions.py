@@ -1,0 +1,113 @@
+"""Question files: CSV, JSONL and XLSX read into one normalised table, with clear errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from eval.questions import QuestionsError, load_questions
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_csv_with_aliases_times_and_extras(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "q.csv",
+        (
+            "Pergunta,Label,gold_lecture,gold_start,gold_end,turma\n"
+            "O que é o TensorBoard?,correct,aula-7,00:49:56,3113,A\n"
+            "Para que serve o dropout?,Partially Correct,,,,B\n"
+            "E o Adam?,i,,,,\n"
+        ),
+    )
+    table = load_questions(path)
+    assert list(table.columns[:9]) == [
+        "id",
+        "question",
+        "manual",
+        "reference_answer",
+        "gold_lecture",
+        "gold_start",
+        "gold_end",
+        "answer",
+        "contexts",
+    ]
+    assert table["id"].tolist() == ["1", "2", "3"]
+    assert table["manual"].tolist() == ["C", "PC", "I"]
+    assert table.loc[0, "gold_start"] == 2996.0 and table.loc[0, "gold_end"] == 3113.0
+    assert table.loc[1, "gold_lecture"] is None  # missing is None, not NaN or ""
+    assert table.loc[2, "answer"] is None
+    assert table["turma"].tolist() == ["A", "B", None]
+
+
+def test_jsonl_with_ids_answers_and_contexts(tmp_path: Path) -> None:
+    rows = [
+        {"id": 10, "question": "q1", "annotation": "PC", "answer": "a1", "contexts": ["s1", "s2"]},
+        {"id": 11, "question": "q2", "contexts": json.dumps(["s3"])},
+        {"id": 12, "question": "q3", "contexts": "s4\n---\ns5\r\n---\r\ns6"},
+    ]
+    path = _write(tmp_path / "q.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n\n")
+    table = load_questions(path)
+    assert table["id"].tolist() == ["10", "11", "12"]
+    assert table.loc[0, "answer"] == "a1" and table.loc[1, "answer"] is None
+    assert table["contexts"].tolist() == [["s1", "s2"], ["s3"], ["s4", "s5", "s6"]]
+    assert table["manual"].tolist() == ["PC", None, None]
+
+
+def test_empty_question_names_the_row(tmp_path: Path) -> None:
+    path = _write(tmp_path / "q.csv", "question,manual\nok?,C\n  ,C\n")
+    with pytest.raises(QuestionsError, match="row 2: the question is empty"):
+        load_questions(path)
+
+
+def test_unknown_label_names_row_and_value(tmp_path: Path) -> None:
+    path = _write(tmp_path / "q.csv", "question,manual\nok?,C\noutra?,talvez\n")
+    with pytest.raises(QuestionsError, match="row 2.*'talvez'"):
+        load_questions(path)
+
+
+def test_other_errors(tmp_path: Path) -> None:
+    with pytest.raises(QuestionsError, match="no 'question' column"):
+        load_questions(_write(tmp_path / "a.csv", "texto\nx\n"))
+    with pytest.raises(QuestionsError, match="row 1: gold_start"):
+        load_questions(_write(tmp_path / "b.csv", "question,gold_start\nq,ontem\n"))
+    with pytest.raises(QuestionsError, match="duplicate ids: 1"):
+        load_questions(_write(tmp_path / "c.csv", "id,question\n1,a\n1,b\n"))
+    with pytest.raises(QuestionsError, match="several columns could be 'manual'"):
+        load_questions(_write(tmp_path / "d.csv", "question,manual,label\nq,C,C\n"))
+    with pytest.raises(QuestionsError, match="line 2 is not JSON"):
+        load_questions(_write(tmp_path / "e.jsonl", '{"question": "q"}\n{oops\n'))
+    with pytest.raises(QuestionsError, match="unsupported"):
+        load_questions(_write(tmp_path / "f.txt", "q"))
+
+
+def test_xlsx(tmp_path: Path) -> None:
+    pytest.importorskip("openpyxl")
+    path = tmp_path / "q.xlsx"
+    pd.DataFrame(
+        {
+            "ID": [1, 2],
+            "Question": ["q1", "q2"],
+            "Manual": ["C", None],
+            "gold_start": ["00:01:00", None],
+        }
+    ).to_excel(path, index=False)
+    table = load_questions(path)
+    assert table["id"].tolist() == ["1", "2"]
+    assert table["manual"].tolist() == ["C", None]
+    assert table.loc[0, "gold_start"] == 60.0
+
+
+def test_xlsx_without_openpyxl_says_how_to_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "openpyxl", None)  # makes `import openpyxl` fail
+    with pytest.raises(QuestionsError, match="pip install openpyxl"):
+        load_questions(_write(tmp_path / "q.xlsx", ""))

@@ -1,0 +1,178 @@
+"""The run summary: numbers, Markdown, a self-contained HTML page, rows on disk."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from corpus.models import Hit
+from eval.record import Record, parse_records
+from eval.report import (
+    summarise,
+    summary_html,
+    summary_markdown,
+    write_records,
+    write_rows,
+    write_summary,
+)
+
+
+@pytest.fixture()
+def rows() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "id": "1",
+                "question": "q1",
+                "answer": "a1",
+                "manual": "C",
+                "ar_score": 3,
+                "ar": 1.0,
+                "correctness_score": 3,
+                "correctness": 1.0,
+                "automated": "C",
+                "ar_only": "C",
+                "gold_lecture": "aula-1",
+                "gold_start": 10.0,
+                "gold_end": 20.0,
+                "hit_rank": 1,
+                "contexts": ["s1", "s2"],
+            },
+            {
+                "id": "2",
+                "question": "q2",
+                "answer": "a2",
+                "manual": "PC",
+                "ar_score": 3,
+                "ar": 1.0,
+                "correctness_score": 1,
+                "correctness": 1 / 3,
+                "automated": "PC",
+                "ar_only": "C",
+                "gold_lecture": "aula-1",
+                "gold_start": 30.0,
+                "gold_end": 40.0,
+                "hit_rank": None,
+                "contexts": ["s3"],
+            },
+            {
+                "id": "3",
+                "question": "q3 <b>",
+                "answer": "a3",
+                "manual": "I",
+                "ar_score": 0,
+                "ar": 0.0,
+                "correctness_score": 0,
+                "correctness": 0.0,
+                "automated": "I",
+                "ar_only": "I",
+                "gold_lecture": None,
+                "gold_start": None,
+                "gold_end": None,
+                "hit_rank": None,
+                "contexts": None,
+            },
+            {
+                "id": "4",
+                "question": "q4",
+                "answer": "a4",
+                "manual": "C",
+                "ar_score": None,
+                "ar": None,
+                "ar_error": "no score found",
+                "correctness_score": None,
+                "correctness": None,
+                "automated": None,
+                "ar_only": None,
+                "gold_lecture": "aula-2",
+                "gold_start": 0.0,
+                "gold_end": 5.0,
+                "hit_rank": 3,
+                "contexts": None,
+            },
+        ]
+    )
+
+
+def test_summarise_counts_agreement_and_missing(rows: pd.DataFrame) -> None:
+    summary = summarise(rows)
+    assert summary["n"] == 4 and summary["n_manual"] == 4
+    assert summary["missing"]["ar_score"] == 1
+    assert summary["missing"]["automated"] == 1
+    assert summary["ar_mean"] == pytest.approx(2 / 3)  # the unreadable AR is left out, not 0
+    auto = summary["agreement"]["automated"]
+    assert (auto["n"], auto["missing"], auto["accuracy"]) == (3, 1, 1.0)
+    assert auto["kappa"] == pytest.approx(1.0)
+    ar_only = summary["agreement"]["ar_only"]
+    assert ar_only["accuracy"] == pytest.approx(2 / 3)
+    assert summary["confusion"]["ar_only"]["PC"] == {"C": 1, "PC": 0, "I": 0}
+    assert summary["ar_by_class"]["C"] == {"count": 1, "mean": 1.0, "median": 1.0}
+    assert summary["retrieval"]["n"] == 3
+    assert summary["retrieval"]["hit@1"] == pytest.approx(1 / 3)
+    assert summary["retrieval"]["hit@3"] == pytest.approx(2 / 3)
+    assert summary["retrieval"]["mrr"] == pytest.approx((1 + 1 / 3) / 3)
+    json.dumps(summary, allow_nan=False)  # JSON-ready: no NaN anywhere
+
+
+def test_summarise_derives_ar_only_and_handles_no_gold(rows: pd.DataFrame) -> None:
+    bare = rows.drop(columns=["ar_only", "ar", "gold_lecture", "hit_rank"])
+    summary = summarise(bare)
+    assert summary["agreement"]["ar_only"]["accuracy"] == pytest.approx(2 / 3)
+    assert summary["ar_mean"] == pytest.approx(2 / 3)
+    assert summary["retrieval"] is None
+
+
+def test_summarise_empty_run_has_no_nan() -> None:
+    summary = summarise(pd.DataFrame({"id": [], "question": []}))
+    assert summary["n"] == 0 and summary["ar_mean"] is None
+    assert summary["agreement"]["automated"]["accuracy"] is None
+    json.dumps(summary, allow_nan=False)
+    assert "<img" in summary_html(pd.DataFrame({"id": [], "question": []}), summary)
+
+
+def test_markdown_has_agreement_table(rows: pd.DataFrame) -> None:
+    text = summary_markdown(rows, summarise(rows))
+    assert "| Rótulo | n | missing | accuracy | kappa | kappa_linear |" in text
+    assert "| Anotação automatizada | 3 | 1 | 1.000 | 1.000 | 1.000 |" in text
+    assert "hit@3" in text
+
+
+def test_html_is_self_contained(rows: pd.DataFrame) -> None:
+    page = summary_html(rows, summarise(rows))
+    assert page.count('<img alt="') == 3
+    assert '<img alt="Matriz de confusão: anotação automatizada" src="data:image/png;base64,' in (
+        page
+    )
+    assert '<table class="agreement">' in page
+    assert "<style>" in page and "<link" not in page and "<script" not in page
+    assert "q3 &lt;b&gt;" in page  # question text is escaped
+
+
+def test_files_are_written_atomically(rows: pd.DataFrame, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    paths = write_rows(rows, out) + write_summary(rows, summarise(rows), out)
+    assert (
+        sorted(p.name for p in out.iterdir())
+        == sorted(p.name for p in paths)
+        == ["rows.csv", "rows.parquet", "summary.html", "summary.json", "summary.md"]
+    )
+    back = pd.read_parquet(out / "rows.parquet")
+    assert back["id"].tolist() == ["1", "2", "3", "4"]
+    assert json.loads(back.loc[0, "contexts"]) == ["s1", "s2"]
+    assert math.isnan(back.loc[3, "ar_score"])
+    csv = pd.read_csv(out / "rows.csv")
+    assert csv["manual"].tolist() == ["C", "PC", "I", "C"]
+    assert json.loads((out / "summary.json").read_text())["n"] == 4
+
+
+def test_write_records_round_trips(tmp_path: Path) -> None:
+    hit = Hit(1, 0.9, "aula-1", "Aula 1", "https://x/1", 0.0, 60.0, "texto")
+    records = [Record(qid=str(i), question=f"q{i}", segments=[hit], answer="a") for i in (1, 2)]
+    path = write_records(records, tmp_path / "report.md", hide_urls=True)
+    parsed = parse_records(path.read_text(encoding="utf-8"))
+    assert [r.qid for r in parsed] == ["1", "2"]
+    assert parsed[0].segments[0].url == ""
