@@ -1,0 +1,88 @@
+"""The student page in Debian's headless Chromium: ask, watch the answer stream, follow a citation."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from app.config import Settings
+from app.main import create_app
+from tests.app.fake_llm import FakeLLMServer
+from tests.servers import ServedApp
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium not installed"),
+]
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def responder(messages: list[dict]) -> str:
+    return "A ReLU devolve o máximo entre zero e a entrada [1], e treina melhor [2]."
+
+
+@pytest.fixture(scope="module")
+def site(sample_index) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    with FakeLLMServer(responder) as llm:
+        settings = Settings(index_dir=sample_index.root, llm_base_url=llm.base_url,
+                            llm_model="fake-model")
+        with ServedApp(create_app(settings)) as srv:
+            yield srv.url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+def test_student_asks_and_follows_a_citation(site: str, browser) -> None:  # type: ignore[no-untyped-def]
+    ctx = browser.new_context(viewport={"width": 390, "height": 844})  # a phone
+    opened: list[str] = []
+
+    def fake_video(route) -> None:  # type: ignore[no-untyped-def]
+        opened.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<title>vídeo</title>ok")
+
+    ctx.route("https://www.youtube.com/**", fake_video)
+    ctx.route("https://videos.example.edu/**", fake_video)
+    page = ctx.new_page()
+    page.goto(site + "/")
+    assert page.locator("html").get_attribute("lang") == "pt-BR"
+    page.fill("#question", "O que a função ReLU faz?")
+    page.click("#ask-button")
+    page.wait_for_selector("#citations li a.ref", timeout=60_000)
+    assert "ReLU" in page.inner_text("#answer")
+    assert page.locator("#segments li").count() >= 2
+    cite = page.locator("#answer a.cite").first
+    href = cite.get_attribute("href") or ""
+    assert "t=" in href
+    with ctx.expect_page() as popup:
+        cite.click()
+    video = popup.value
+    video.wait_for_load_state()
+    assert opened and "t=" in opened[-1]
+    # the page fits a phone: no horizontal scrolling
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390
+    ctx.close()
+
+
+def test_empty_question_is_refused_on_the_page(site: str, browser) -> None:  # type: ignore[no-untyped-def]
+    page = browser.new_page()
+    page.goto(site + "/")
+    page.fill("#question", "   ")
+    page.click("#ask-button")
+    page.wait_for_function("document.getElementById('status').textContent.length > 0")
+    assert "pergunta" in page.inner_text("#status").lower()
+    page.close()
