@@ -23,9 +23,13 @@ install: $(BIN)/aula ## set up .venv/ with the project and its dependencies
 browser-deps: ## Debian's chromium for the page tests (needs root)
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
-demo: install ## index the sample lectures and ask about them (embedded models, no key needed)
+demo: install ## index the sample lectures, search, and answer a question with the embedded LLM
 	$(BIN)/aula ingest samples/lectures
 	$(BIN)/aula search "Qual função de ativação é mais usada hoje e por quê?" -k 3
+	$(BIN)/aula ask "Qual função de ativação é mais usada hoje e por quê?" -k 4
+
+serve: install ## run the service and the student page on http://127.0.0.1:8000
+	$(BIN)/aula serve
 
 test: install browser-deps ## run every test, as CI does
 	$(BIN)/python -m pytest -q

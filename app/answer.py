@@ -21,9 +21,9 @@ from corpus.models import Hit
 Lang = Literal["pt", "en"]
 
 CONTEXT_CHARS = 12_000
-"""Characters of segment text in one prompt. Portuguese transcripts run about 3.5 characters per
-Qwen token, so this is ~3,500 tokens: with the instructions and a 512-token answer it leaves
-room in an 8k context."""
+"""Characters of segment text in one prompt. Spoken Portuguese runs 3.2-3.9 characters per Qwen
+token, so this is ~3,400 prompt tokens: with the instructions and a 512-token answer it fits an
+8k context with room to spare. Prompt processing dominates on a CPU: lower it for speed."""
 
 MIN_SEGMENT_CHARS = 400
 """A segment shorter than this after truncation is left out rather than shown as a stub."""

@@ -174,7 +174,7 @@ class LLMClient:
         raise AssertionError("unreachable")
 
     def _delay(self, attempt: int, exc: Exception) -> float:
-        delay = self.backoff * 2**attempt
+        delay: float = self.backoff * 2.0**attempt
         if isinstance(exc, openai.RateLimitError):
             retry_after = exc.response.headers.get("retry-after", "")
             try:

@@ -1,39 +1,62 @@
-"""Find the transcripts under the given paths, one per lecture, with their metadata."""
+"""Find the lectures under the given paths: one transcript per lecture, with its metadata.
+
+What counts as a transcript: files with a reader extension (.srt, .vtt, .json, .csv, .parquet)
+whose content has a known shape. In a folder walk, files of other shapes (a .json that is
+neither Whisper nor a sentence list, a CSV without ``lecture, start, end, text``), sidecars
+(``title.json``, ``title.txt``, ``video_url.txt``) and hidden files/folders are ignored
+silently, unless an ``--include`` pattern selected them: then they are reported in
+``failed``, as are files named directly and files that cannot be decoded or parsed at all.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
-from corpus.metadata import humanise, lecture_id_for, load_manifest, sidecar_meta
+from corpus.metadata import (
+    SIDECAR_NAMES,
+    default_title,
+    lecture_id_for,
+    load_manifest,
+    manifest_meta,
+    sidecar_meta,
+)
 from corpus.models import Cue, LectureMeta
-from corpus.readers import RICHNESS, TRANSCRIPT_SUFFIXES, read_cues, sniff
+from corpus.readers import FORMATS, READERS, RICHNESS, sniff
 from corpus.readers.errors import TranscriptError
-
-SIDECARS = {"title.json", "title.txt", "video_url.txt"}
+from corpus.readers.table import read_table
 
 
 @dataclass
 class Found:
-    """One lecture to ingest: the file chosen for it and the ones passed over."""
+    """One lecture to read: its metadata, the file chosen, its format, and the poorer files of
+    the same lecture that were left out. ``table_lecture`` is the id inside a table file."""
 
     meta: LectureMeta
     path: Path
     fmt: str
     skipped: list[Path] = field(default_factory=list)
-    table_key: str | None = None
+    table_lecture: str | None = None
 
 
 @dataclass
 class Discovery:
+    """The lectures found, and the files that looked like transcripts but could not be used."""
+
     lectures: list[Found] = field(default_factory=list)
     failed: list[tuple[Path, str]] = field(default_factory=list)
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob where ``**/`` spans any number of folders and ``*`` stays within one."""
+    """A regex for a glob over POSIX relative paths: ``*`` and ``?`` stay within a folder,
+    ``**/`` matches zero or more folders, ``[...]`` is a character class. A pattern without
+    ``/`` matches the file name at any depth (``*.srt``)."""
+    pattern = pattern.removeprefix("./")
+    if "/" not in pattern:
+        pattern = "**/" + pattern
     out, i = [], 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
@@ -48,104 +71,119 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         elif pattern[i] == "?":
             out.append("[^/]")
             i += 1
+        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : close]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = close + 1
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def _candidates(root: Path, include: list[str]) -> list[tuple[Path, bool]]:
-    """(file, matched an --include) for the transcript-like files under ``root``."""
-    if root.is_file():
-        return [(root, bool(include))]
-    pats = [glob_regex(p) for p in include]
-    out = []
-    for f in sorted(root.rglob("*")):
-        if not f.is_file() or f.name in SIDECARS or f.suffix.lower() not in TRANSCRIPT_SUFFIXES:
-            continue
-        rel = f.relative_to(root).as_posix()
-        if pats and not any(p.match(rel) for p in pats):
-            continue
-        out.append((f, bool(pats)))
-    return out
-
-
-def _manifest_meta(rows: list[dict[str, str]], path: Path, lecture_id: str) -> dict[str, str]:
-    """The most specific manifest row for a transcript (by path), else by lecture id."""
-    best: dict[str, str] = {}
-    best_len = -1
-    resolved = path.resolve()
-    for row in rows:
-        rp = row.get("path")
-        if rp:
-            p = Path(rp)
-            if (resolved == p or p in resolved.parents) and len(str(p)) > best_len:
-                best, best_len = row, len(str(p))
-        elif row.get("lecture_id") == lecture_id and best_len < 0:
-            best = row
-    return best
+    return re.compile("".join(out))
 
 
 def discover(
-    paths: list[Path], include: list[str] | None = None, manifest: Path | None = None
+    paths: Sequence[Path], include: Sequence[str] = (), manifest: Path | None = None
 ) -> Discovery:
-    """Every lecture under ``paths``; same-lecture files in several formats give one lecture."""
-    rows = load_manifest(manifest) if manifest else []
+    """Find one transcript per lecture under ``paths`` (files or folders, walked recursively in
+    sorted order), keeping only folder files whose relative path matches an ``include`` glob
+    when any is given (named files are always kept).
+
+    Files that end up with the same lecture id (e.g. ``NAME/NAME.json`` and ``NAME/NAME.srt``)
+    are one lecture: the richest format (:data:`RICHNESS`) is read and the others are listed in
+    ``skipped``. Metadata: manifest over sidecar files over defaults. With no ``paths``, the
+    manifest's ``path`` rows are used.
+    """
+    rows = load_manifest(manifest) if manifest else {}
+    if not paths:
+        paths = [Path(k) for k in rows if k.startswith("/")]
+    patterns = [glob_regex(p) for p in include]
     result = Discovery()
-    groups: dict[str, list[tuple[Path, str, LectureMeta, str | None]]] = {}
-    for given in paths:
-        given = Path(given)
-        root = given if given.is_dir() else given.parent
-        for f, explicit in _candidates(given, include or []):
-            fmt = sniff(f)
-            if fmt is None:
-                if explicit:
-                    result.failed.append((f, f"{f}: not a transcript format Aula reads"))
+    candidates: list[Found] = []
+    seen: set[Path] = set()
+    for root in map(Path, paths):
+        if not root.exists():
+            result.failed.append((root, "no such file or folder"))
+            continue
+        for file, wanted in _files(root, patterns):
+            if file.resolve() in seen:
                 continue
-            if fmt == "table":
-                try:
-                    keys = list(_table(f, f.stat().st_mtime_ns))
-                except TranscriptError as exc:
-                    result.failed.append((f, str(exc)))
-                    continue
-                for key in keys:
-                    meta = _meta(rows, f, key, {}, explicit_id=key)
-                    groups.setdefault(meta.lecture_id, []).append((f, fmt, meta, key))
-                continue
-            lid = lecture_id_for(f, given if given.is_dir() else f)
-            meta = _meta(rows, f, lid, sidecar_meta(f, root))
-            groups.setdefault(meta.lecture_id, []).append((f, fmt, meta, None))
-    for lid in sorted(groups):
-        options = sorted(groups[lid], key=lambda o: (RICHNESS.index(o[1]), str(o[0])))
-        f, fmt, meta, key = options[0]
-        skipped = [o[0] for o in options[1:]]
-        result.lectures.append(Found(meta, f, fmt, skipped, key))
+            seen.add(file.resolve())
+            try:
+                candidates += _lectures_in(file, root, wanted, rows)
+            except TranscriptError as exc:
+                result.failed.append((file, str(exc)))
+    result.lectures = _richest(candidates)
     return result
 
 
+def load(found: Found) -> list[Cue]:
+    """The cues of one found lecture (for a table, the rows of that lecture only)."""
+    if found.fmt == "table":
+        return read_table(found.path).get(found.table_lecture or found.meta.lecture_id, [])
+    return READERS[found.fmt](found.path)
+
+
+def _files(root: Path, patterns: list[re.Pattern[str]]) -> Iterator[tuple[Path, bool]]:
+    """Transcript-like files under ``root`` and whether the user asked for them explicitly."""
+    if not root.is_dir():
+        yield root, True
+        return
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith(".") or name.lower() in SIDECAR_NAMES:
+                continue
+            file = Path(folder) / name
+            rel = file.relative_to(root).as_posix()
+            if patterns and not any(p.fullmatch(rel) for p in patterns):
+                continue
+            if file.suffix.lower() in FORMATS:
+                yield file, bool(patterns)
+
+
+def _lectures_in(
+    file: Path, root: Path, wanted: bool, rows: dict[str, dict[str, str]]
+) -> list[Found]:
+    fmt = sniff(file) if file.suffix.lower() in FORMATS else None
+    if fmt is None:
+        if wanted:
+            raise TranscriptError(
+                file,
+                "not a transcript (known: .srt, .vtt, Whisper or sentence .json, "
+                ".csv/.parquet with lecture, start, end, text)",
+            )
+        return []
+    if fmt == "table":
+        return [
+            Found(_meta(file, root, lecture, rows, table=True), file, fmt, table_lecture=lecture)
+            for lecture in read_table(file)
+        ]
+    return [Found(_meta(file, root, lecture_id_for(file, root), rows), file, fmt)]
+
+
 def _meta(
-    rows: list[dict[str, str]], f: Path, lid: str, side: dict[str, str],
-    explicit_id: str | None = None,
+    file: Path, root: Path, lecture_id: str, rows: dict[str, dict[str, str]], table: bool = False
 ) -> LectureMeta:
-    row = _manifest_meta(rows, f, explicit_id or lid)
-    lecture_id = row.get("lecture_id") or explicit_id or lid
+    fields = {} if table else sidecar_meta(file, root)
+    fields.update(manifest_meta(rows, file, lecture_id, rename=not table))
+    final_id = fields["lecture_id"]
     return LectureMeta(
-        lecture_id=lecture_id,
-        title=row.get("title") or side.get("title") or humanise(lecture_id),
-        url=row.get("url") or side.get("url", ""),
-        course=row.get("course", ""),
+        lecture_id=final_id,
+        title=fields.get("title") or default_title(final_id),
+        url=fields.get("url", ""),
+        course=fields.get("course", ""),
     )
 
 
-@lru_cache(maxsize=8)
-def _table(path: Path, mtime_ns: int) -> dict[str, list[Cue]]:
-    from corpus.readers.table import read_table
-
-    return read_table(path)
-
-
-def load(found: Found) -> list[Cue]:
-    """The cues of one found lecture."""
-    if found.fmt == "table":
-        return _table(found.path, found.path.stat().st_mtime_ns).get(found.table_key or "", [])
-    return read_cues(found.path, found.fmt)[1]
+def _richest(candidates: list[Found]) -> list[Found]:
+    """One Found per lecture id, in first-seen order: the richest format, ties to the first."""
+    groups: dict[str, list[Found]] = {}
+    for item in candidates:
+        groups.setdefault(item.meta.lecture_id, []).append(item)
+    out = []
+    for group in groups.values():
+        best = max(group, key=lambda f: RICHNESS[f.fmt])  # max keeps the first of equals
+        best.skipped = [f.path for f in group if f is not best]
+        out.append(best)
+    return out

@@ -1,109 +1,241 @@
-"""Lecture metadata: an optional manifest (CSV or YAML) and sidecar files beside transcripts."""
+"""Lecture metadata from paths, sidecar files and a manifest: ids, titles, URLs, courses."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
-from pathlib import Path, PurePosixPath
+import logging
+from pathlib import Path
 from typing import Any
 
-GENERIC = {
-    "sentence_translations", "sentence_timings", "transcript", "transcricao", "captions",
-    "subtitles", "legendas", "portuguese", "english", "pt", "en", "pt-br", "pt_br", "audio",
-    "community", "brazil_community",
-}
-FIELDS = ("lecture_id", "path", "title", "url", "course")
+import yaml
+
+from corpus.readers.errors import TranscriptError
+from corpus.readers.text import read_text
+
+log = logging.getLogger(__name__)
+
+#: Trailing path parts that say nothing about which lecture it is; dropped from ids.
+GENERIC_NAMES = frozenset(
+    {
+        "sentence_translations",
+        "transcript",
+        "captions",
+        "subtitles",
+        "portuguese",
+        "english",
+        "pt",
+        "en",
+        "pt-br",
+        "audio",
+    }
+)
+#: Files next to transcripts that hold metadata, not cues.
+SIDECAR_NAMES = frozenset({"title.json", "title.txt", "video_url.txt"})
+MANIFEST_FIELDS = ("path", "lecture_id", "title", "url", "course")
 
 
 class ManifestError(ValueError):
-    pass
+    """A manifest that cannot be used; ``str()`` names the file and row in one line."""
+
+    def __init__(self, path: Path, reason: str, where: str | None = None) -> None:
+        self.path, self.where, self.reason = Path(path), where, reason
+        super().__init__(": ".join(x for x in (str(path), where, reason) if x))
 
 
-def load_manifest(path: Path) -> list[dict[str, str]]:
-    """Rows with ``path`` and/or ``lecture_id`` plus optional title, url, course."""
-    path = Path(path)
+def lecture_id_for(transcript: Path, root: Path) -> str:
+    """A readable lecture id from the transcript's path relative to ``root``.
+
+    POSIX slashes, no extension, and trailing parts dropped while they are generic
+    (:data:`GENERIC_NAMES`) or repeat their folder's name:
+    ``2017/neural-networks/portuguese/sentence_translations.json`` -> ``2017/neural-networks``,
+    ``makemore1/makemore1.json`` -> ``makemore1``. When ``root`` is the file itself, the id is
+    one name: the stem, or the nearest folder name if the stem is generic (also the fallback
+    when every part below ``root`` is generic).
+    """
+    transcript, root = Path(transcript).absolute(), Path(root).absolute()
+    if root not in transcript.parents:  # the root is the file itself
+        parts = _trimmed([*transcript.parent.parts[1:], transcript.stem])
+        return parts[-1] if parts else transcript.stem
+    rel = transcript.relative_to(root)
+    parts = _trimmed([root.name, *rel.parent.parts, transcript.stem])[1:]
+    return "/".join(parts) if parts else lecture_id_for(transcript, transcript)
+
+
+def _trimmed(parts: list[str]) -> list[str]:
+    """Drop trailing generic names and names equal to their parent's (keeps the first part)."""
+    parts = list(parts)
+    while len(parts) > 1 and (
+        parts[-1].casefold() in GENERIC_NAMES or parts[-1].casefold() == parts[-2].casefold()
+    ):
+        parts.pop()
+    return parts
+
+
+def default_title(lecture_id: str) -> str:
+    """The last part of the id, humanised: ``2017/neural-networks`` -> ``Neural networks``."""
+    words = " ".join(lecture_id.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ").split())
+    return words[:1].upper() + words[1:]
+
+
+def sidecar_meta(transcript: Path, root: Path) -> dict[str, str]:
+    """``title`` and ``url`` from sidecar files in the transcript's folder and its parents up to
+    and including ``root`` (the nearest file wins): ``video_url.txt`` (first non-empty line),
+    ``title.json`` (a string, or an object's ``translatedText``, else ``input``), ``title.txt``.
+    A sidecar that cannot be read is logged and ignored.
+    """
+    transcript, root = Path(transcript).absolute(), Path(root).absolute()
+    top = root if root in transcript.parents else transcript.parent
+    folder = transcript.parent
+    found: dict[str, str] = {}
+    while True:
+        for key, name, parse in (
+            ("url", "video_url.txt", _first_line),
+            ("title", "title.json", _json_title),
+            ("title", "title.txt", _first_line),
+        ):
+            file = folder / name
+            if key not in found and file.is_file():
+                value = _safe(parse, file)
+                if value:
+                    found[key] = value
+        if folder == top:
+            return found
+        folder = folder.parent
+
+
+def _safe(parse: Any, file: Path) -> str:
     try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or []
-            if isinstance(data, dict):
-                data = data.get("lectures", [data])
-        else:
-            import pandas as pd
-
-            data = pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")
-    except Exception as exc:  # noqa: BLE001 - yaml/pandas raise many kinds
-        raise ManifestError(f"{path}: cannot read manifest: {exc}") from exc
-    if not isinstance(data, list):
-        raise ManifestError(f"{path}: expected a list of lectures")
-    rows = []
-    for i, raw in enumerate(data, start=1):
-        if not isinstance(raw, dict):
-            raise ManifestError(f"{path}: row {i}: expected a mapping")
-        row = {k: str(v).strip() for k, v in raw.items() if k in FIELDS and v is not None}
-        if not row.get("path") and not row.get("lecture_id"):
-            raise ManifestError(f"{path}: row {i}: needs 'path' or 'lecture_id'")
-        if row.get("path"):
-            p = Path(row["path"])
-            row["path"] = str((p if p.is_absolute() else path.parent / p).resolve())
-        rows.append(row)
-    return rows
-
-
-def _title_from_json(path: Path) -> str:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return str(parse(file))
+    except (TranscriptError, ValueError, OSError) as exc:
+        log.warning("%s: ignored sidecar: %s", file, exc)
         return ""
+
+
+def _first_line(file: Path) -> str:
+    return next((x.strip() for x in read_text(file).splitlines() if x.strip()), "")
+
+
+def _json_title(file: Path) -> str:
+    data = json.loads(read_text(file))
     if isinstance(data, str):
         return data.strip()
     if isinstance(data, dict):
         for key in ("translatedText", "input", "title"):
             if isinstance(data.get(key), str) and data[key].strip():
                 return str(data[key]).strip()
-    return ""
+    raise ValueError("expected a JSON string or an object with translatedText or input")
 
 
-def sidecar_meta(transcript: Path, root: Path) -> dict[str, str]:
-    """``video_url.txt``, ``title.json`` / ``title.txt`` nearest the transcript, up to ``root``."""
-    found: dict[str, str] = {}
-    folder = transcript.parent
-    root = root if root.is_dir() else root.parent
-    while True:
-        if "url" not in found and (folder / "video_url.txt").is_file():
-            lines = (folder / "video_url.txt").read_text(encoding="utf-8", errors="replace")
-            url = next((ln.strip() for ln in lines.splitlines() if ln.strip()), "")
-            if url:
-                found["url"] = url
-        if "title" not in found:
-            if (folder / "title.json").is_file():
-                title = _title_from_json(folder / "title.json")
-                if title:
-                    found["title"] = title
-            elif (folder / "title.txt").is_file():
-                title = (folder / "title.txt").read_text(encoding="utf-8", errors="replace")
-                if title.strip():
-                    found["title"] = title.strip().splitlines()[0]
-        if folder == root or folder.parent == folder or root not in folder.parents:
-            break
-        folder = folder.parent
-    return found
+def load_manifest(path: Path) -> dict[str, dict[str, str]]:
+    """Manifest rows from CSV or YAML, keyed by the row's absolute POSIX ``path`` (file or
+    folder, relative to the manifest's folder) or, for rows without a path, its ``lecture_id``.
+
+    Values hold the row's non-empty ``lecture_id``, ``title``, ``url``, ``course``. YAML may be
+    a list of rows, ``{lectures: [rows]}``, or ``{lecture_id: {title: ...}}``. A row with an
+    unknown column, without ``path`` and ``lecture_id``, with a path that does not exist, or
+    repeating another row's key raises :class:`ManifestError` naming the row.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ManifestError(path, "no such manifest file")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        rows = _csv_rows(path)
+    elif suffix in (".yaml", ".yml"):
+        rows = _yaml_rows(path)
+    else:
+        raise ManifestError(path, "a manifest must be .csv, .yaml or .yml")
+    out: dict[str, dict[str, str]] = {}
+    seen: dict[str, str] = {}
+    for where, row in rows:
+        key, values = _manifest_row(path, where, row)
+        if key in seen:
+            raise ManifestError(path, f"repeats {key!r} from {seen[key]}", where)
+        seen[key] = where
+        out[key] = values
+    return out
 
 
-def lecture_id_for(transcript: Path, root: Path) -> str:
-    """A readable id from the path below ``root``: ``2017/neural-networks``, ``makemore1``."""
-    if transcript == root or root.is_file():
-        return transcript.stem
-    parts = list(PurePosixPath(transcript.relative_to(root).as_posix()).with_suffix("").parts)
-    while len(parts) > 1 and (
-        parts[-1].lower() in GENERIC or parts[-1] == parts[-2]
-    ):
-        parts.pop()
-    if len(parts) == 1 and parts[0].lower() in GENERIC:
-        parts = [root.name]
-    return "/".join(parts)
+def _csv_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+    rows = []
+    try:
+        for row in reader:
+            if None in row:
+                raise ManifestError(path, "more fields than the header", f"line {reader.line_num}")
+            if any((v or "").strip() for v in row.values()):
+                rows.append((f"line {reader.line_num}", dict(row)))
+    except csv.Error as exc:
+        raise ManifestError(path, f"bad CSV: {exc}", f"line {reader.line_num}") from exc
+    return rows
 
 
-def humanise(lecture_id: str) -> str:
-    last = lecture_id.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").strip()
-    return last[:1].upper() + last[1:] if last else lecture_id
+def _yaml_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    try:
+        data = yaml.safe_load(read_text(path))
+    except yaml.YAMLError as exc:
+        raise ManifestError(path, f"bad YAML: {' '.join(str(exc).split())}") from exc
+    if isinstance(data, dict) and isinstance(data.get("lectures"), list):
+        data = data["lectures"]
+    if isinstance(data, dict):
+        data = [
+            {"lecture_id": k, **v} if isinstance(v, dict) else {"lecture_id": k, "title": v}
+            for k, v in data.items()
+        ]
+    if not isinstance(data, list):
+        raise ManifestError(path, "expected a list of rows, {lectures: [...]} or {id: {...}}")
+    rows = []
+    for i, row in enumerate(data, start=1):
+        if not isinstance(row, dict):
+            raise ManifestError(path, f"expected a mapping, got {row!r}"[:120], f"row {i}")
+        rows.append((f"row {i}", row))
+    return rows
+
+
+def _manifest_row(path: Path, where: str, row: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    values: dict[str, str] = {}
+    for name, value in row.items():
+        name = str(name).strip().lower()
+        if name not in MANIFEST_FIELDS:
+            if not name and (value is None or not str(value).strip()):
+                continue
+            raise ManifestError(
+                path, f"unknown column {name!r} (known: {', '.join(MANIFEST_FIELDS)})", where
+            )
+        if isinstance(value, dict | list):
+            raise ManifestError(path, f"{name!r} must be text, got {value!r}"[:120], where)
+        if value is not None and str(value).strip():
+            values[name] = str(value).strip()
+    if "path" not in values:
+        if "lecture_id" not in values:
+            raise ManifestError(path, "row has neither 'path' nor 'lecture_id'", where)
+        return values["lecture_id"], values
+    target = Path(values.pop("path")).expanduser()
+    target = (target if target.is_absolute() else path.parent / target).resolve()
+    if not target.exists():
+        raise ManifestError(path, f"path {str(target)!r} does not exist", where)
+    return target.as_posix(), values
+
+
+def manifest_meta(
+    manifest: dict[str, dict[str, str]], transcript: Path, lecture_id: str, *, rename: bool = True
+) -> dict[str, str]:
+    """The manifest's fields for one transcript whose path-derived id is ``lecture_id``.
+
+    Folder rows apply to everything below them (deeper folders win), then the row for the
+    lecture id, then the row for the file itself. A ``lecture_id`` from a path row renames the
+    lecture unless ``rename`` is False (tables, whose file holds many lectures).
+    """
+    target = Path(transcript).resolve()
+    by_path: dict[str, str] = {}
+    for folder in reversed(target.parents):
+        by_path.update(manifest.get(folder.as_posix(), {}))
+    exact = manifest.get(target.as_posix(), {})
+    if not rename:
+        by_path.pop("lecture_id", None)
+        exact = {k: v for k, v in exact.items() if k != "lecture_id"}
+    final_id = exact.get("lecture_id") or by_path.get("lecture_id") or lecture_id
+    by_id = manifest.get(final_id, {}) if not final_id.startswith("/") else {}
+    return {**by_path, **by_id, **exact, "lecture_id": final_id}

@@ -22,6 +22,12 @@ def _embed_fn(services: Services) -> Any:
     return lambda texts, kind: services.embedder.embed(texts, kind)
 
 
+def _answer_opts(services: Services) -> dict[str, Any]:
+    s = services.settings
+    return {"embed": _embed_fn(services), "max_tokens": s.llm_max_tokens,
+            "budget": s.llm_context_chars}
+
+
 def _out(
     services: Services, body: AskIn, hits: list, answer: Any, timings: dict[str, float],
     error: str | None = None,
@@ -60,7 +66,7 @@ def ask(body: AskIn, services: ServicesDep) -> Any:
     hits, timings = _retrieve(services, body)
     t1 = time.perf_counter()
     try:
-        result = answer(body.question, hits, services.llm, embed=_embed_fn(services))
+        result = answer(body.question, hits, services.llm, **_answer_opts(services))
     except LLMError as exc:
         timings["total"] = time.perf_counter() - t0
         out = _out(services, body, hits, None, timings, error=str(exc))
@@ -92,9 +98,7 @@ def ask_stream(body: AskIn, services: ServicesDep) -> EventSourceResponse:
         first: float | None = None
         final = None
         try:
-            for piece in answer_stream(
-                body.question, hits, services.llm, embed=_embed_fn(services)
-            ):
+            for piece in answer_stream(body.question, hits, services.llm, **_answer_opts(services)):
                 if isinstance(piece, str):
                     if first is None:
                         first = time.perf_counter() - t1

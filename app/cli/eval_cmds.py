@@ -80,7 +80,9 @@ def eval_cmd(
             pipeline = Pipeline(
                 judge=judge_chat(s, services.stack, services.llm),
                 search=lambda q, n: services.retriever.search(q, n),
-                answer=lambda q, hits: answer(q, hits, services.llm, embed=embed),
+                answer=lambda q, hits: answer(q, hits, services.llm, embed=embed,
+                                               max_tokens=s.llm_max_tokens,
+                                               budget=s.llm_context_chars),
                 k=k, samples=samples, correctness=not no_correctness,
                 thresholds=_thresholds(thresholds),
             )

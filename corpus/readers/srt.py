@@ -1,71 +1,85 @@
-"""SubRip (.srt): numbered cues, ``HH:MM:SS,mmm --> HH:MM:SS,mmm``, text lines."""
+"""SubRip (.srt) reader, plus the timestamp and block parsing WebVTT shares."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from corpus.models import Cue
-from corpus.readers.errors import TranscriptError
-from corpus.readers.text import read_text
+from corpus.readers.errors import TranscriptError, make_cue
+from corpus.readers.text import clean_caption, read_text
 
-_TS = re.compile(r"^\s*(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[,.](\d{1,3}))?\s*$")
-_TAG = re.compile(r"<[^>]+>|\{\\[^}]*\}")
-
-
-def parse_ts(value: str) -> float | None:
-    """``[HH:]MM:SS[,.mmm]`` to seconds, None when malformed."""
-    m = _TS.match(value)
-    if not m:
-        return None
-    h, mnt, s, ms = m.groups()
-    if int(mnt) >= 60 or int(s) >= 60:
-        return None
-    return int(h or 0) * 3600 + int(mnt) * 60 + int(s) + (int(ms.ljust(3, "0")) / 1000 if ms else 0)
+_TIMESTAMP = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[.,](\d+))?")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_TIMEISH = re.compile(r"\s*\d+:\d")
 
 
-def clean(text: str) -> str:
-    return " ".join(_TAG.sub("", text).split())
+def parse_timestamp(value: str) -> float:
+    """Seconds from ``HH:MM:SS,mmm``, ``HH:MM:SS.mmm``, ``MM:SS.mmm`` (fraction optional).
+
+    Raises ValueError with the reason ``bad timestamp '...'``.
+    """
+    m = _TIMESTAMP.fullmatch(value.strip())
+    if not m or int(m[2]) >= 60 or int(m[3]) >= 60:
+        raise ValueError(f"bad timestamp {value.strip()!r}")
+    hours, minutes, seconds = int(m[1] or 0), int(m[2]), int(m[3])
+    fraction = float(f"0.{m[4]}") if m[4] else 0.0
+    return hours * 3600 + minutes * 60 + seconds + fraction
 
 
-def parse_timing(path: Path, line_no: int, line: str) -> tuple[float, float]:
-    left, _, right = line.partition("-->")
-    right = right.strip().split()[0] if right.strip() else ""
-    start, end = parse_ts(left), parse_ts(right)
-    if start is None or end is None:
-        bad = left.strip() if start is None else right
-        raise TranscriptError(path, f"bad timestamp {bad!r}", line=line_no)
-    return start, max(start, end)  # a slightly inverted cue is kept, zero-length
+def parse_timing(line: str) -> tuple[float, float]:
+    """``start --> end [settings]`` as seconds; cue settings after the end time are ignored."""
+    parts = line.split("-->")
+    if len(parts) != 2 or not parts[1].split():
+        raise ValueError(f"bad timing line {line.strip()!r}")
+    return parse_timestamp(parts[0]), parse_timestamp(parts[1].split()[0])
 
 
-def parse_blocks(path: Path, lines: list[str], first: int = 0) -> list[Cue]:
-    """Cues from blocks separated by blank lines; each block has a ``-->`` timing line."""
-    cues: list[Cue] = []
-    i = first
-    n = len(lines)
-    while i < n:
-        if not lines[i].strip():
-            i += 1
-            continue
-        start_block = i
-        block: list[tuple[int, str]] = []
-        while i < n and lines[i].strip():
-            block.append((i + 1, lines[i]))
-            i += 1
-        timing = next((k for k, (_, ln) in enumerate(block) if "-->" in ln), None)
-        if timing is None:
-            head = block[0][1].strip()
-            if head.startswith(("NOTE", "STYLE", "REGION")):
-                continue
-            raise TranscriptError(path, f"cue without a timing line: {head[:40]!r}",
-                                  line=start_block + 1)
-        line_no, line = block[timing]
-        start, end = parse_timing(path, line_no, line)
-        text = clean(" ".join(ln for _, ln in block[timing + 1 :]))
-        if text:
-            cues.append(Cue(start, end, text))
-    return cues
+def blocks(text: str) -> Iterator[tuple[int, list[str]]]:
+    """Runs of non-blank lines, each with the 1-based number of its first line."""
+    current: list[str] = []
+    first = 0
+    for number, line in enumerate(_LINE_BREAK.split(text), start=1):
+        if line.strip():
+            if not current:
+                first = number
+            current.append(line.rstrip())
+        elif current:
+            yield first, current
+            current = []
+    if current:
+        yield first, current
+
+
+def timed_cue(path: Path, timing: str, line: int, body: list[str]) -> Cue | None:
+    """A cue from its timing line (at ``line``) and text lines; errors name the timing line."""
+    try:
+        start, end = parse_timing(timing)
+    except ValueError as exc:
+        raise TranscriptError(path, str(exc), line=line) from exc
+    return make_cue(path, start, end, clean_caption("\n".join(body)), line=line)
 
 
 def read(path: Path) -> list[Cue]:
-    return parse_blocks(path, read_text(path).splitlines())
+    """Cues of an SRT file. A text block with no cue number or timing line continues the
+    previous cue (some editors leave blank lines inside cue text)."""
+    path = Path(path)
+    raw: list[tuple[str, int, list[str]]] = []
+    for number, lines in blocks(read_text(path)):
+        if "-->" in lines[0]:
+            raw.append((lines[0], number, lines[1:]))
+        elif len(lines) > 1 and "-->" in lines[1]:
+            raw.append((lines[1], number + 1, lines[2:]))
+        elif raw and not lines[0].strip().isdigit() and not _TIMEISH.match(lines[0]):
+            raw[-1][2].extend(lines)
+        elif lines[0].strip().isdigit() and len(lines) > 1:
+            raise TranscriptError(path, f"bad timing line {lines[1].strip()!r}", line=number + 1)
+        else:
+            raise TranscriptError(
+                path,
+                f"expected a cue number or timing line, got {lines[0].strip()[:40]!r}",
+                line=number,
+            )
+    cues = (timed_cue(path, timing, line, body) for timing, line, body in raw)
+    return [c for c in cues if c is not None]

@@ -28,7 +28,7 @@ def decode(data: bytes, path: Path) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        text = _decode_8bit(data, path, exc.start)
+        return _decode_8bit(data, path, exc.start)
     if "\x00" in text:
         raise _not_text(path, data, data.index(b"\x00"))
     return text

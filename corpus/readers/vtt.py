@@ -1,4 +1,5 @@
-"""WebVTT (.vtt): a ``WEBVTT`` header, then cues like SRT (optional ids, cue settings)."""
+"""WebVTT (.vtt) reader: header, NOTE/STYLE/REGION blocks and cue settings skipped, tags
+stripped."""
 
 from __future__ import annotations
 
@@ -6,17 +7,37 @@ from pathlib import Path
 
 from corpus.models import Cue
 from corpus.readers.errors import TranscriptError
-from corpus.readers.srt import parse_blocks
+from corpus.readers.srt import blocks, timed_cue
 from corpus.readers.text import read_text
+
+_SKIPPED_BLOCKS = ("NOTE", "STYLE", "REGION")
 
 
 def read(path: Path) -> list[Cue]:
-    lines = read_text(path).splitlines()
-    if not lines or not lines[0].lstrip("\ufeff").startswith("WEBVTT"):
-        if not "".join(lines).strip():
-            return []
-        raise TranscriptError(path, "missing the WEBVTT header", line=1)
-    first = 1
-    while first < len(lines) and lines[first].strip():  # header block (metadata lines)
-        first += 1
-    return parse_blocks(path, lines, first)
+    """Cues of a WebVTT file (a missing ``WEBVTT`` header is tolerated)."""
+    path = Path(path)
+    cues: list[Cue] = []
+    for i, (number, lines) in enumerate(blocks(read_text(path))):
+        head = lines[0].strip()
+        if i == 0 and _starts_with_word(head, "WEBVTT"):
+            continue
+        if any(_starts_with_word(head, word) for word in _SKIPPED_BLOCKS):
+            continue
+        if "-->" in lines[0]:
+            cue = timed_cue(path, lines[0], number, lines[1:])
+        elif len(lines) > 1 and "-->" in lines[1]:
+            cue = timed_cue(path, lines[1], number + 1, lines[2:])
+        else:
+            at = 1 if len(lines) > 1 else 0
+            raise TranscriptError(
+                path,
+                f"expected a cue timing line, got {lines[at].strip()[:40]!r}",
+                line=number + at,
+            )
+        if cue is not None:
+            cues.append(cue)
+    return cues
+
+
+def _starts_with_word(line: str, word: str) -> bool:
+    return line == word or line.startswith((word + " ", word + "\t"))

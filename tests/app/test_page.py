@@ -1,4 +1,4 @@
-"""The student page in Debian's headless Chromium: ask, watch the answer stream, follow a citation."""
+"""The student page in headless Chromium: ask, watch the answer stream, follow a citation."""
 
 from __future__ import annotations
 

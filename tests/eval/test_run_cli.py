@@ -1,0 +1,128 @@
+"""``aula eval`` / ``aula report`` / ``aula judge`` end to end against a fake LLM over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from eval.record import parse_records
+from tests.app.fake_llm import FakeLLMServer
+from tests.conftest import ROOT
+
+QUESTIONS = [
+    ("q1", "O que a ReLU devolve?", "C", "redes-neurais"),
+    ("q2", "Qual a derivada de x ao quadrado?", "C", "derivadas"),
+    ("q3", "Para que serve a taxa de aprendizado?", "PC", "redes-neurais"),
+    ("q4", "O que é sobreajuste?", "I", "redes-neurais"),
+    ("q5", "Qual a derivada do seno?", "C", "derivadas"),
+    ("q6", "O que a retropropagação calcula?", "PC", "redes-neurais"),
+]
+
+
+def judge_or_answer(messages: list[dict]) -> str:
+    system, user = messages[0]["content"], messages[-1]["content"]
+    if "RELEVANCE grader" in system:
+        return ("Criteria: relevant to the whole prompt. Supporting Evidence: it answers "
+                "what was asked. Score: 3")
+    if "is correct" in system:
+        question = user.split("QUESTION:", 1)[1].split("\n", 1)[0]
+        wrong = "sobreajuste" in question
+        verdict = "CONTRADICTED" if wrong else "SUPPORTED"
+        score = 0 if wrong else (2 if "taxa" in question or "retropropaga" in question else 3)
+        return (f"Claims:\n- the main claim => {verdict}\nAddresses question: YES\n"
+                f"Score: {score}")
+    return "Segundo a aula, a resposta está no primeiro trecho [1]."
+
+
+@pytest.fixture()
+def fake() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(judge_or_answer) as srv:
+        yield srv
+
+
+def aula(args: list[str], env_extra: dict[str, str]) -> subprocess.Popen:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", **env_extra}
+    return subprocess.Popen(
+        [sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def write_questions(path: Path) -> None:
+    pd.DataFrame(
+        [{"id": i, "question": q, "manual": m, "gold_lecture": g, "gold_start": 0,
+          "gold_end": 600} for i, q, m, g in QUESTIONS]
+    ).to_csv(path, index=False)
+
+
+def test_eval_is_killed_resumed_and_reports(tmp_path: Path, sample_index, fake) -> None:  # type: ignore[no-untyped-def]
+    qfile, out = tmp_path / "q.csv", tmp_path / "run"
+    write_questions(qfile)
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url,
+           "AULA_LLM_MODEL": "fake-model"}
+    fake.slow(0.4)
+    proc = aula(["eval", str(qfile), "--out", str(out)], env)
+    items = out / "items.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if items.exists() and len(items.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = [json.loads(x)["id"] for x in items.read_text().splitlines()]
+    assert 2 <= len(done_before) < len(QUESTIONS)
+    with open(items, "a") as fh:  # the kill may cut a line short: simulate the worst case
+        fh.write('{"id": "q9", "quest')
+    fake.slow(0)
+    asked_before = len(fake.requests)
+    proc = aula(["eval", str(qfile), "--out", str(out), "--json"], env)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    lines = [json.loads(x) for x in items.read_text().splitlines()]
+    assert sorted(x["id"] for x in lines) == sorted(q[0] for q in QUESTIONS)  # none twice
+    new_requests = len(fake.requests) - asked_before
+    assert new_requests == 3 * (len(QUESTIONS) - len(done_before))  # answer + 2 judges each
+    summary = json.loads(stdout)
+    auto = summary["agreement"]["automated"]
+    ar_only = summary["agreement"]["ar_only"]
+    assert auto["n"] == len(QUESTIONS) and auto["accuracy"] == 1.0
+    assert ar_only["accuracy"] < auto["accuracy"]  # AR gives 3 to the wrong answer too
+    records = parse_records((out / "records.md").read_text())
+    assert [r.qid for r in records] == [q[0] for q in QUESTIONS]
+    assert records[3].automated == "I" and records[3].ar == 1.0
+    assert records[0].segments and records[0].references
+    html = (out / "summary.html").read_text()
+    assert "data:image/png;base64," in html
+    assert (out / "rows.parquet").exists() and (out / "rows.csv").exists()
+
+
+def test_judge_prints_items_and_agreement(tmp_path: Path, sample_index, fake) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "answers.jsonl"
+    rows = [
+        {"question": "O que a ReLU devolve?", "answer": "O máximo entre zero e x.",
+         "label": "C", "extra": "mantida"},
+        {"question": "O que é sobreajuste?", "answer": "É quando a rede erra tudo.",
+         "label": "I", "contexts": ["a rede decora os exemplos de treino"]},
+    ]
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows))
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url}
+    proc = aula(["judge", str(f), "--json"], env)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    body = json.loads(stdout)
+    assert [i["automated"] for i in body["items"]] == ["C", "I"]
+    assert body["items"][0]["extra"] == "mantida"
+    assert body["summary"]["accuracy"] == 1.0 and body["summary"]["n"] == 2
+    assert body["summary"]["ar_only"]["accuracy"] == 0.5
+    for key in ("accuracy", "kappa", "kappa_linear", "n", "missing"):
+        assert key in body["summary"] and key in body["summary"]["ar_only"]
