@@ -6,7 +6,10 @@ import importlib
 import os
 import time
 
-ALL = ["ingest_query", "retrieval_quality", "faiss_scale"]
+ALL = [
+    "ingest_query", "retrieval_quality", "faiss_scale", "ask_latency", "search_load",
+    "judge_throughput",
+]
 
 
 def main() -> None:

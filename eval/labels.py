@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from eval.metrics import accuracy, cohen_kappa
+from eval.metrics import accuracy, cohen_kappa, is_missing
 
 LABELS = ("C", "PC", "I")
 _ALIASES = {
@@ -32,15 +32,6 @@ _ALIASES = {
     "INCORRETO": "I",
     "INCORRETA": "I",
 }
-
-
-def is_missing(value: Any) -> bool:
-    """None, NaN or a blank string: the value was never given."""
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and value.strip() in ("", "—")
 
 
 def normalise_label(value: Any) -> str | None:

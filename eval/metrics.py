@@ -23,7 +23,8 @@ ORDINAL = {"I": 0, "PC": 1, "C": 2}
 Weights = Literal["linear", "quadratic"] | None
 
 
-def _missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
+    """None, NaN or a blank string: the value was never given."""
     if value is None:
         return True
     if isinstance(value, float) and math.isnan(value):
@@ -44,7 +45,7 @@ def label_pairs(manual: Sequence[Any], automated: Sequence[Any]) -> list[tuple[s
     return [
         (_check(m), _check(a))
         for m, a in zip(manual, automated, strict=True)
-        if not _missing(m) and not _missing(a)
+        if not is_missing(m) and not is_missing(a)
     ]
 
 
@@ -96,7 +97,8 @@ def agreement(manual: Sequence[Any], automated: Sequence[Any]) -> dict[str, Any]
     """
     if len(manual) != len(automated):
         raise ValueError(f"{len(manual)} manual labels but {len(automated)} automated ones")
-    missing = sum(not _missing(m) and _missing(a) for m, a in zip(manual, automated, strict=True))
+    pairs = zip(manual, automated, strict=True)
+    missing = sum(not is_missing(m) and is_missing(a) for m, a in pairs)
     return {
         "accuracy": accuracy(manual, automated),
         "kappa": cohen_kappa(manual, automated),
@@ -117,7 +119,7 @@ def confusion_matrix(manual: Sequence[Any], automated: Sequence[Any]) -> pd.Data
 
 
 def _number(value: Any) -> float | None:
-    if _missing(value):
+    if is_missing(value):
         return None
     return float(value)
 
@@ -127,7 +129,7 @@ def ar_by_class(manual: Sequence[Any], ar: Sequence[Any]) -> pd.DataFrame:
     values: dict[str, list[float]] = {c: [] for c in CLASSES}
     for m, x in zip(manual, ar, strict=True):
         number = _number(x)
-        if not _missing(m) and number is not None:
+        if not is_missing(m) and number is not None:
             values[_check(m)].append(number)
     rows = {
         c: {
@@ -150,7 +152,7 @@ def spearman(x: Sequence[Any], y: Sequence[Any]) -> float | None:
     pairs = [
         (float(a), float(b))
         for a, b in zip(x, y, strict=True)
-        if not _missing(a) and not _missing(b)
+        if not is_missing(a) and not is_missing(b)
     ]
     if len(pairs) < 2:
         return None
@@ -163,7 +165,7 @@ def spearman(x: Sequence[Any], y: Sequence[Any]) -> float | None:
 
 def spearman_ar_manual(ar: Sequence[Any], manual: Sequence[Any]) -> float | None:
     """Spearman between AR and the manual class read as I=0 < PC=1 < C=2."""
-    ordinal = [None if _missing(m) else ORDINAL[_check(m)] for m in manual]
+    ordinal = [None if is_missing(m) else ORDINAL[_check(m)] for m in manual]
     return spearman(ar, ordinal)
 
 
@@ -222,11 +224,11 @@ def hit_at_k(ranks: Sequence[int | None], k: int) -> float | None:
     """Share of questions whose first gold hit is in the top ``k`` (None rank = a miss)."""
     if not ranks:
         return None
-    return sum(1 for r in ranks if r is not None and not _missing(r) and r <= k) / len(ranks)
+    return sum(1 for r in ranks if r is not None and not is_missing(r) and r <= k) / len(ranks)
 
 
 def mrr(ranks: Sequence[int | None]) -> float | None:
     """Mean reciprocal rank of the first gold hit (a miss counts 0)."""
     if not ranks:
         return None
-    return sum(1.0 / r for r in ranks if r is not None and not _missing(r)) / len(ranks)
+    return sum(1.0 / r for r in ranks if r is not None and not is_missing(r)) / len(ranks)

@@ -38,6 +38,7 @@ from eval.metrics import (
     ar_by_class,
     confusion_matrix,
     hit_at_k,
+    is_missing,
     mrr,
     spearman_ar_manual,
 )
@@ -67,22 +68,14 @@ HIT_KS = (1, 3, 5, 10)
 AGREEMENT_KEYS = ("n", "missing", "accuracy", "kappa", "kappa_linear")
 
 
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and not value.strip()
-
-
 def _column(rows: pd.DataFrame, name: str) -> list[Any]:
     if name not in rows.columns:
         return [None] * len(rows)
-    return [None if _missing(v) else v for v in rows[name].tolist()]
+    return [None if is_missing(v) else v for v in rows[name].tolist()]
 
 
 def _mean(values: Sequence[Any]) -> float | None:
-    numbers = [float(v) for v in values if not _missing(v)]
+    numbers = [float(v) for v in values if not is_missing(v)]
     return sum(numbers) / len(numbers) if numbers else None
 
 
@@ -171,7 +164,7 @@ def confusion_frame(summary: dict[str, Any], which: str) -> pd.DataFrame:
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    if _missing(value):
+    if is_missing(value):
         return "—"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
@@ -455,7 +448,7 @@ def _kind(value: Any) -> str:
 
 
 def _as_text(value: Any) -> str | None:
-    if _missing(value):
+    if is_missing(value):
         return None
     if isinstance(value, str):
         return value
@@ -471,11 +464,11 @@ def _parquet_safe(rows: pd.DataFrame) -> pd.DataFrame:
     for name in out.columns:
         if out[name].dtype != object:
             continue
-        kinds = {_kind(v) for v in out[name] if not _missing(v)}
+        kinds = {_kind(v) for v in out[name] if not is_missing(v)}
         if len(kinds) <= 1 and kinds <= {"str", "int", "float", "bool"}:
             continue
         if kinds <= {"int", "float"}:
-            out[name] = [None if _missing(v) else float(v) for v in out[name]]
+            out[name] = [None if is_missing(v) else float(v) for v in out[name]]
         else:
             out[name] = [_as_text(v) for v in out[name]]
     return out

@@ -13,14 +13,14 @@ import asyncio
 import json
 import re
 import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from tests.servers import ServedApp
 
 Messages = list[dict[str, Any]]
 Responder = Callable[[Messages], str]
@@ -42,8 +42,7 @@ class FakeLLMServer:
         self.delay = 0.0
         self._failures: list[int] = []
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._served: ServedApp | None = None
         self.port = 0
 
     # --- controls -------------------------------------------------------------------------
@@ -110,26 +109,14 @@ class FakeLLMServer:
 
     # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> FakeLLMServer:
-        config = uvicorn.Config(
-            self._app(), host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the fake LLM server did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self._served = ServedApp(self._app(), lifespan="off", start_timeout=10).start()
+        self.port = self._served.port
         return self
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=5)
-        self._server = self._thread = None
+        if self._served is not None:
+            self._served.stop()
+        self._served = None
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()
