@@ -25,7 +25,7 @@ CONTEXT_CHARS = 12_000
 token, so this is ~3,400 prompt tokens: with the instructions and a 512-token answer it fits an
 8k context with room to spare. Prompt processing dominates on a CPU: lower it for speed."""
 
-MIN_SEGMENT_CHARS = 400
+MIN_SEGMENT_CHARS = 1000
 """A segment shorter than this after truncation is left out rather than shown as a stub."""
 
 MAX_TOKENS = 512

@@ -30,8 +30,11 @@ def _thresholds(path: Path | None):  # type: ignore[no-untyped-def]
     return Thresholds.from_json(path.read_text()) if path else Thresholds()
 
 
-def judge_chat(s: Settings, stack: ExitStack, answer_llm: Any = None) -> Any:
-    """The judge's chat function: its own endpoint if set, else the answerer's (or embedded)."""
+def judge_chat(s: Settings, stack: ExitStack, answer_llm: Any = None, samples: int = 1) -> Any:
+    """The judge's chat function: its own endpoint if set, else the answerer's (or embedded).
+
+    One sample is judged at temperature 0; several samples need some temperature to differ.
+    """
     from app.llm import LLMClient
     from app.services import build_llm
 
@@ -43,10 +46,10 @@ def judge_chat(s: Settings, stack: ExitStack, answer_llm: Any = None) -> Any:
         client = answer_llm
     else:
         client, _ = build_llm(s, stack)
-    max_tokens = 400
+    temperature = 0.0 if samples <= 1 else 0.7
 
     def chat(messages: list[dict[str, str]]) -> str:
-        return str(client.chat(messages, temperature=0.0, max_tokens=max_tokens))
+        return str(client.chat(messages, temperature=temperature, max_tokens=400))
 
     return chat
 
@@ -78,7 +81,7 @@ def eval_cmd(
         with services.stack:
             embed = services.embedder.embed
             pipeline = Pipeline(
-                judge=judge_chat(s, services.stack, services.llm),
+                judge=judge_chat(s, services.stack, services.llm, samples),
                 search=lambda q, n: services.retriever.search(q, n),
                 answer=lambda q, hits: answer(q, hits, services.llm, embed=embed,
                                                max_tokens=s.llm_max_tokens,
@@ -153,7 +156,7 @@ def judge(
 
             retriever, _ = build_retriever(s)
             search = retriever.search
-        pipeline = Pipeline(judge=judge_chat(s, stack), search=search, k=k, samples=samples,
+        pipeline = Pipeline(judge=judge_chat(s, stack, samples=samples), search=search, k=k, samples=samples,
                             thresholds=_thresholds(thresholds))
         from concurrent.futures import ThreadPoolExecutor
 

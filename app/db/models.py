@@ -15,6 +15,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -122,6 +123,8 @@ class AnnotationChange(Base):
     """One change of an annotation: who, when, old -> new, and the version it produced."""
 
     __tablename__ = "annotation_history"
+    # Two saves can never both produce the same version of an item.
+    __table_args__ = (UniqueConstraint("answer_id", "version", name="uq_history_version"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     answer_id: Mapped[int] = mapped_column(

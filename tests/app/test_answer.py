@@ -81,13 +81,14 @@ def test_prompt_numbers_the_segments_with_title_and_time() -> None:
 
 def test_segments_are_cut_to_the_budget() -> None:
     long = [Hit(i, 0.9, "l", "t", "", 0, 1, ("palavra " * 400).strip()) for i in range(10)]
-    texts = fit_segments(long, budget=6000)
+    texts = fit_segments(long, budget=6000, min_chars=400)
     assert len(texts) == 10 and sum(len(t) for t in texts) <= 6000
     assert all(t.endswith("…") for t in texts)
     few = fit_segments(long, budget=1000, min_chars=400)
     assert len(few) == 2  # lower-ranked segments dropped rather than shown as stubs
+    assert len(fit_segments(long, budget=6000)) == 6  # default: at least 1,000 characters each
     short = [*HITS, long[0]]
-    cut = fit_segments(short, budget=1000)
+    cut = fit_segments(short, budget=1000, min_chars=400)
     assert cut[:2] == [h.text for h in HITS] and len(cut[2]) <= 1000 - sum(map(len, cut[:2]))
 
 
