@@ -156,8 +156,8 @@ def judge(
 
             retriever, _ = build_retriever(s)
             search = retriever.search
-        pipeline = Pipeline(judge=judge_chat(s, stack, samples=samples), search=search, k=k, samples=samples,
-                            thresholds=_thresholds(thresholds))
+        pipeline = Pipeline(judge=judge_chat(s, stack, samples=samples), search=search, k=k,
+                            samples=samples, thresholds=_thresholds(thresholds))
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max(1, concurrency)) as pool:
