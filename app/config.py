@@ -62,6 +62,10 @@ class Settings(BaseSettings):
     judge_base_url: str | None = None
     judge_api_key: str | None = None
     judge_model: str | None = None
+    # "claims": each claim of the answer checked on its own with a yes/no question, reading the
+    # first token's probability (needs logprobs; falls back to the reply's text); "cot": one
+    # chain-of-thought prompt over all claims (weaker on small models, see eval/claims.py).
+    judge_correctness: Literal["claims", "cot"] = "claims"
 
     database_url: str = "sqlite:///data/aula.db"
 

@@ -7,6 +7,7 @@ with exponential backoff, then one ``LLMError`` names the endpoint and the last 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -114,6 +115,25 @@ class LLMClient:
         if not resp.choices:
             raise LLMError(f"LLM endpoint {self.base_url} returned no choices")
         return resp.choices[0].message.content or ""
+
+    def first_token(self, messages: Sequence[Message], *, top: int = 10
+                    ) -> tuple[str, dict[str, float] | None]:
+        """A one-token reply at temperature 0 and the probabilities of its ``top`` likeliest
+        first tokens (None when the endpoint returns no logprobs): for yes/no judges."""
+        kwargs = self._kwargs(messages, 0.0, 1)
+        kwargs.update(logprobs=True, top_logprobs=top)
+        resp = self._call(lambda: self._client.chat.completions.create(**kwargs))
+        if not resp.choices:
+            raise LLMError(f"LLM endpoint {self.base_url} returned no choices")
+        choice = resp.choices[0]
+        text = choice.message.content or ""
+        content = choice.logprobs.content if choice.logprobs else None
+        if not content or not content[0].top_logprobs:
+            return text, None
+        probs: dict[str, float] = {}
+        for alt in content[0].top_logprobs:
+            probs[alt.token] = probs.get(alt.token, 0.0) + math.exp(alt.logprob)
+        return text, probs
 
     def stream(
         self,

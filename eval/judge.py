@@ -179,7 +179,8 @@ def parse_relevance(text: str) -> JudgeResult:
 
 
 _VERDICT_RE = re.compile(
-    r"\b(not[ _-]?mentioned|contradicted|unsupported|supported)\b", re.IGNORECASE
+    r"\b(not[ _-]?mentioned|not[ _-]?supported|contradicted|unsupported|supported)\b",
+    re.IGNORECASE,
 )
 _ITEM_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)]|claim\s*\d*\s*:)", re.IGNORECASE)
 _ADDRESSES_RE = re.compile(

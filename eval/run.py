@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from corpus.models import Hit
+from eval.claims import FirstTokenFn, verify_claims
 from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
 from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
 from eval.metrics import Span, first_hit_rank
@@ -35,6 +36,8 @@ class Pipeline:
     """What a batch run needs: retrieval and answering (optional for judge-only) and a judge."""
 
     judge: ChatFn
+    verify: FirstTokenFn | None = None
+    """Set: correctness by checking claim by claim (``eval.claims``); None: the CoT prompt."""
     search: Callable[[str, int], list[Hit]] | None = None
     answer: Callable[[str, list[Hit]], Any] | None = None
     k: int = 10
@@ -90,8 +93,12 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
                ar_error=ar.error)
     corr_score = None
     if p.correctness:
-        fields = correctness_fields(question, answer_text, texts, _val(row, "reference_answer"))
-        cr = judge_item(p.judge, CORRECTNESS, fields, samples=p.samples)
+        reference = _val(row, "reference_answer")
+        if p.verify is not None:
+            cr = verify_claims(p.verify, answer_text, texts, reference)
+        else:
+            fields = correctness_fields(question, answer_text, texts, reference)
+            cr = judge_item(p.judge, CORRECTNESS, fields, samples=p.samples)
         corr_score = cr.score
         out.update(correctness_score=cr.score, correctness=cr.fraction,
                    correctness_reasoning=cr.reasoning or cr.raw, correctness_error=cr.error)

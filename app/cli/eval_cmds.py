@@ -30,8 +30,11 @@ def _thresholds(path: Path | None):  # type: ignore[no-untyped-def]
     return Thresholds.from_json(path.read_text()) if path else Thresholds()
 
 
-def judge_chat(s: Settings, stack: ExitStack, answer_llm: Any = None, samples: int = 1) -> Any:
-    """The judge's chat function: its own endpoint if set, else the answerer's (or embedded).
+def judge_functions(s: Settings, stack: ExitStack, answer_llm: Any = None, samples: int = 1
+                    ) -> dict[str, Any]:
+    """``Pipeline`` keywords for the judges: ``judge`` (chat) and, with claim checking,
+    ``verify`` (first-token probabilities), on the judge's own endpoint if set, else the
+    answerer's (or the embedded LLM).
 
     One sample is judged at temperature 0; several samples need some temperature to differ.
     """
@@ -51,7 +54,8 @@ def judge_chat(s: Settings, stack: ExitStack, answer_llm: Any = None, samples: i
     def chat(messages: list[dict[str, str]]) -> str:
         return str(client.chat(messages, temperature=temperature, max_tokens=400))
 
-    return chat
+    verify = client.first_token if s.judge_correctness == "claims" else None
+    return {"judge": chat, "verify": verify}
 
 
 def eval_cmd(
@@ -81,7 +85,7 @@ def eval_cmd(
         with services.stack:
             embed = services.embedder.embed
             pipeline = Pipeline(
-                judge=judge_chat(s, services.stack, services.llm, samples),
+                **judge_functions(s, services.stack, services.llm, samples),
                 search=lambda q, n: services.retriever.search(q, n),
                 answer=lambda q, hits: answer(q, hits, services.llm, embed=embed,
                                                max_tokens=s.llm_max_tokens,
@@ -156,7 +160,7 @@ def judge(
 
             retriever, _ = build_retriever(s)
             search = retriever.search
-        pipeline = Pipeline(judge=judge_chat(s, stack, samples=samples), search=search, k=k,
+        pipeline = Pipeline(**judge_functions(s, stack, samples=samples), search=search, k=k,
                             samples=samples, thresholds=_thresholds(thresholds))
         from concurrent.futures import ThreadPoolExecutor
 

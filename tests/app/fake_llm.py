@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -94,7 +95,10 @@ class FakeLLMServer:
                 return StreamingResponse(
                     self._sse(reply, body.get("model", MODEL)), media_type="text/event-stream"
                 )
-            return JSONResponse(_completion(reply, body.get("model", MODEL)))
+            completion = _completion(reply, body.get("model", MODEL))
+            if body.get("logprobs"):
+                completion["choices"][0]["logprobs"] = _logprobs(reply)
+            return JSONResponse(completion)
 
         return app
 
@@ -145,6 +149,15 @@ def _completion(reply: str, model: str) -> dict[str, Any]:
         ],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }
+
+
+def _logprobs(reply: str) -> dict[str, Any]:
+    """The reply's first word as the first token, at probability 0.9, and "?" at 0.1."""
+    token = (reply.split() or [""])[0]
+    alts = [{"token": token, "logprob": math.log(0.9), "bytes": None},
+            {"token": "?", "logprob": math.log(0.1), "bytes": None}]
+    return {"content": [{"token": token, "logprob": math.log(0.9), "bytes": None,
+                         "top_logprobs": alts}]}
 
 
 def _chunk(model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:

@@ -110,3 +110,14 @@ def test_client_from_settings(server: FakeLLMServer, monkeypatch: pytest.MonkeyP
     assert other.model_id == "local"
     with pytest.raises(LLMError, match="no LLM endpoint"):
         client_from_settings(bare)
+
+
+def test_first_token_asks_one_token_with_logprobs_and_returns_probabilities(
+    server: FakeLLMServer,
+) -> None:
+    text, probs = client(server).first_token(MESSAGES, top=5)
+    assert text.startswith("Echo:")
+    assert probs == pytest.approx({"Echo:": 0.9, "?": 0.1})
+    req = server.chat_requests[0]
+    assert req["max_tokens"] == 1 and req["logprobs"] is True and req["top_logprobs"] == 5
+    assert req["temperature"] == 0.0

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
+from eval.claims import verify_claims
+from eval.judge import RELEVANCE, judge_item
 from eval.record import parse_records
 from tests.conftest import SHARED
 
@@ -20,13 +21,17 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def chat() -> Iterator[object]:
+def client() -> Iterator[object]:
     from app.embedded_llm import EmbeddedLLM, assemble_gguf
     from app.llm import LLMClient
 
     with EmbeddedLLM(assemble_gguf(Path.home() / ".cache" / "aula")) as srv:
-        client = LLMClient(srv.base_url, model=srv.model_id, timeout=600)
-        yield lambda messages: client.chat(messages, temperature=0.0, max_tokens=400)
+        yield LLMClient(srv.base_url, model=srv.model_id, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def chat(client):  # type: ignore[no-untyped-def]
+    return lambda messages: client.chat(messages, temperature=0.0, max_tokens=400)
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +50,15 @@ def test_reference_answer_scores_and_irrelevant_scores_lower(chat, record) -> No
     assert bad.score < good.score
 
 
-def test_confidently_wrong_answer_scores_lower_on_correctness(chat, record) -> None:  # type: ignore[no-untyped-def]
+def test_confidently_wrong_answer_scores_lower_on_correctness(client, record) -> None:  # type: ignore[no-untyped-def]
     contexts = [s.text for s in record.segments[:4]]
-    right = judge_item(chat, CORRECTNESS, correctness_fields(
-        record.question, record.answer, contexts))
-    wrong = judge_item(chat, CORRECTNESS, correctness_fields(
-        record.question,
+    right = verify_claims(client.first_token, record.answer, contexts)
+    wrong = verify_claims(
+        client.first_token,
         "O TensorBoard é um banco de dados SQL do PyTorch que guarda os pesos do modelo em "
         "tabelas; ele não mostra gráficos e só funciona depois que o treinamento termina.",
-        contexts))
+        contexts,
+    )
     assert right.score is not None and wrong.score is not None, (right.raw, wrong.raw)
-    assert wrong.score < right.score
+    assert wrong.score < right.score, (right.reasoning, wrong.reasoning)
+    assert wrong.claims is not None and wrong.claims.supported < wrong.claims.total

@@ -28,19 +28,31 @@ QUESTIONS = [
 ]
 
 
+PARTIAL = ("taxa", "retropropaga")
+UNSUPPORTED = "um detalhe que os trechos não trazem"
+
+
+def claims_in(question: str) -> int:
+    """How many claims the fake answer to ``question`` makes (a partial one makes two)."""
+    return 2 if any(w in question for w in PARTIAL) else 1
+
+
 def judge_or_answer(messages: list[dict]) -> str:
+    """Answers echo the question (partial ones add an unsupported sentence); the relevance
+    judge gives 3 to everything; the claim checker confirms all but the wrong claims."""
     system, user = messages[0]["content"], messages[-1]["content"]
     if "RELEVANCE grader" in system:
         return ("Criteria: relevant to the whole prompt. Supporting Evidence: it answers "
                 "what was asked. Score: 3")
-    if "is correct" in system:
-        question = user.split("QUESTION:", 1)[1].split("\n", 1)[0]
-        wrong = "sobreajuste" in question
-        verdict = "CONTRADICTED" if wrong else "SUPPORTED"
-        score = 0 if wrong else (2 if "taxa" in question or "retropropaga" in question else 3)
-        return (f"Claims:\n- the main claim => {verdict}\nAddresses question: YES\n"
-                f"Score: {score}")
-    return "Segundo a aula, a resposta está no primeiro trecho [1]."
+    if "verificador de fatos" in system:
+        claim = user.split("AFIRMAÇÃO:", 1)[1].split("\n", 1)[0]
+        wrong = "sobreajuste" in claim or "erra tudo" in claim or UNSUPPORTED in claim
+        return "NÃO" if wrong else "SIM"
+    question = user.split("Pergunta:", 1)[-1].strip().split("\n", 1)[0] if "Pergunta:" in user \
+        else user
+    extra = f" Além disso, há {UNSUPPORTED} [2]." if claims_in(question) == 2 else ""
+    topic = question.strip().rstrip("?")
+    return f"Segundo a aula, sobre {topic} a resposta está no trecho [1].{extra}"
 
 
 @pytest.fixture()
@@ -91,7 +103,9 @@ def test_eval_is_killed_resumed_and_reports(tmp_path: Path, sample_index, fake) 
     lines = [json.loads(x) for x in items.read_text().splitlines()]
     assert sorted(x["id"] for x in lines) == sorted(q[0] for q in QUESTIONS)  # none twice
     new_requests = len(fake.requests) - asked_before
-    assert new_requests == 3 * (len(QUESTIONS) - len(done_before))  # answer + 2 judges each
+    # Each remaining item once: answer, relevance judge, one check per claim.
+    assert new_requests == sum(2 + claims_in(q) for i, q, _, _ in QUESTIONS
+                               if i not in done_before)
     summary = json.loads(stdout)
     auto = summary["agreement"]["automated"]
     ar_only = summary["agreement"]["ar_only"]
