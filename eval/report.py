@@ -120,8 +120,36 @@ def summarise(rows: pd.DataFrame) -> dict[str, Any]:
         "ar_by_class": _table_dict(ar_by_class(manual, ar)),
         "spearman_ar_manual": spearman_ar_manual(ar, manual),
         "retrieval": _retrieval(rows),
+        "ragas": _ragas(rows),
     }
     return summary
+
+
+RAGAS_METRICS = ("answer_relevancy", "faithfulness", "context_precision", "context_recall")
+
+
+def _ragas(rows: pd.DataFrame) -> dict[str, dict[str, Any]] | None:
+    """Per ragas metric: mean over scored items, how many were scored, failed (an error names
+    the metric) or skipped (not asked, e.g. precision without a reference answer)."""
+    if not any(f"ragas_{m}" in rows.columns for m in RAGAS_METRICS):
+        return None
+    errors = [str(e or "") for e in _column(rows, "ragas_error")] or [""] * len(rows)
+    out: dict[str, dict[str, Any]] = {}
+    for metric in RAGAS_METRICS:
+        values = _column(rows, f"ragas_{metric}")
+        failed = sum(v is None and f"{metric}: " in e for v, e in zip(values, errors,
+                                                                       strict=True))
+        scored = [v for v in values if v is not None]
+        out[metric] = {"mean": _mean(scored), "n_scored": len(scored), "n_failed": failed,
+                       "n_skipped": len(values) - len(scored) - failed}
+    return out
+
+
+def _ragas_body(summary: dict[str, Any]) -> list[list[Any]]:
+    return [[m, *v.values()] for m, v in (summary.get("ragas") or {}).items()]
+
+
+RAGAS_HEADER = ["métrica ragas", "média", "avaliados", "falhas", "não pedidos"]
 
 
 def _table_dict(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -227,6 +255,8 @@ def summary_markdown(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
             "",
             _md_table(list(retrieval), [list(retrieval.values())]),
         ]
+    if summary.get("ragas"):
+        parts += ["", "## ragas", "", _md_table(RAGAS_HEADER, _ragas_body(summary))]
     return "\n".join(parts) + "\n"
 
 
@@ -371,6 +401,8 @@ def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
     retrieval = summary.get("retrieval")
     if retrieval:
         body += ["<h2>Recuperação</h2>", _html_table(list(retrieval), [list(retrieval.values())])]
+    if summary.get("ragas"):
+        body += ["<h2>ragas</h2>", _html_table(RAGAS_HEADER, _ragas_body(summary))]
     body.append('<div class="figures">')
     body += [
         f'<figure><img alt="{html.escape(t)}" src="data:image/png;base64,{png}">'

@@ -44,6 +44,9 @@ class Pipeline:
     samples: int = 1
     correctness: bool = True
     thresholds: Thresholds = field(default_factory=Thresholds)
+    ragas: Callable[[dict[str, Any]], Any] | None = None
+    """Set: ragas metrics per item (``eval.ragas_metrics.RagasScorer.score``), as ``ragas_*``
+    columns."""
 
 
 def _val(row: dict[str, Any], key: str) -> Any:
@@ -106,6 +109,9 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     out["automated"] = (
         combined_label(ar.score, corr_score, p.thresholds) if p.correctness else out["ar_only"]
     )
+    if p.ragas is not None:
+        out.update(p.ragas({"question": question, "answer": answer_text, "contexts": texts,
+                            "reference": _val(row, "reference_answer")}).row())
     if _val(row, "gold_lecture") is not None and hits:
         gold = Span(str(row["gold_lecture"]), float(row["gold_start"]), float(row["gold_end"]))
         out["hit_rank"] = first_hit_rank(gold, hits)

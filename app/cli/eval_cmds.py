@@ -58,6 +58,18 @@ def judge_functions(s: Settings, stack: ExitStack, answer_llm: Any = None, sampl
     return {"judge": chat, "verify": verify}
 
 
+def ragas_scorer(s: Settings, answer_llm: Any, embedder: Any) -> Any:
+    """ragas' ``score`` on the judge's endpoint (else the answerer's) with our E5 model."""
+    from eval.ragas_metrics import RagasScorer
+
+    if s.judge_base_url:
+        base_url, api_key, model = s.judge_base_url, s.judge_api_key, s.judge_model or "default"
+    else:
+        base_url, api_key, model = answer_llm.base_url, s.llm_api_key, answer_llm.model_id
+    return RagasScorer(base_url=base_url, api_key=api_key, model=model, embedder=embedder,
+                       timeout=s.llm_timeout, retries=s.llm_retries).score
+
+
 def eval_cmd(
     questions: Path = typer.Argument(..., help="Question set: CSV, JSONL or XLSX."),
     out: Path = typer.Option(..., "--out", help="Output folder (re-run to resume)."),
@@ -69,6 +81,8 @@ def eval_cmd(
                                         help="Only the study's AR judge."),
     thresholds: Path | None = ThresholdsOpt,
     hide_urls: bool = typer.Option(False, "--hide-urls", help="URLs as 'oculto' in records."),
+    ragas: bool = typer.Option(False, "--ragas", help="Also score ragas answer relevancy, "
+                               "faithfulness (and context precision/recall with a reference)."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Run a question set through retrieval, answer and judges; write the reports to --out.
@@ -92,6 +106,7 @@ def eval_cmd(
                                                budget=s.llm_context_chars),
                 k=k, samples=samples, correctness=not no_correctness,
                 thresholds=_thresholds(thresholds),
+                ragas=ragas_scorer(s, services.llm, services.embedder) if ragas else None,
             )
             items = run_batch(qs, pipeline, out, concurrency=concurrency,
                               progress=not json_out)
