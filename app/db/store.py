@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ColumnElement
 
@@ -299,7 +299,7 @@ def _apply(
     source: str,
 ) -> None:
     old_label, old_comment, version = row.manual, row.comment, row.version
-    done = s.execute(
+    done: CursorResult[Any] = s.execute(  # type: ignore[assignment]
         update(StoredAnswer)
         .where(StoredAnswer.id == row.id, StoredAnswer.version == version)
         .values(manual=label, comment=comment, annotated_by=user, annotated_at=now,

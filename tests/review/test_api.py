@@ -156,3 +156,33 @@ def test_a_locked_database_answers_503_and_ask_still_answers(site: Site) -> None
         assert asked.status_code == 200 and asked.json()["answer"]
         again = c.put(url, json={"label": "C", "version": 1}, headers=h)
         assert again.status_code == 200 and again.json()["version"] == 2
+
+
+def test_the_streamed_answer_the_student_page_uses_is_recorded_too(site: Site) -> None:
+    q = "Pergunta feita na página, em streaming?"
+    with httpx.stream("POST", site.url + "/ask/stream", json={"question": q, "k": 2},
+                      timeout=60) as r:
+        assert r.status_code == 200
+        text = "".join(r.iter_text())
+    assert "event: done" in text
+    with site.db.read() as s:
+        rows, _ = store.queue(s, limit=1000)
+    assert q in [x["question"] for x in rows]
+
+
+def test_an_import_over_the_api_is_all_or_nothing(site: Site) -> None:
+    a, b = seed(site.db, 2)
+    with httpx.Client() as c:
+        h = {"X-CSRF-Token": site.login(c)}
+        bad = c.post(site.url + "/api/review/import", headers=h, json={
+            "text": f"id,manual,comment\n{a},C,\n{b},I,\n", "format": "csv"})
+        assert bad.status_code == 422
+        assert bad.json()["errors"] == [
+            f"row 2 (id {b}): comment: required for I: say what is missing or wrong in the answer"]
+        with site.db.read() as s:
+            assert store.get_item(s, a)["manual"] is None
+        good = c.post(site.url + "/api/review/import", headers=h, json={
+            "text": f"id,manual,comment\n{a},C,\n{b},I,não responde\n"})
+        assert good.status_code == 200 and good.json() == {"changed": 2, "unchanged": 0}
+        no_csrf = c.post(site.url + "/api/review/import", json={"text": "id,manual\n"})
+        assert no_csrf.status_code == 403
