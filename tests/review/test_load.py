@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import Counter
 
 from app.db import store
-from tests.review.annotators import run_annotators
+from app.db.session import Database
+from tests.review.annotators import Save, run_annotators
 from tests.review.conftest import PASSWORD, Site, add_instructor, seed
 
 ANNOTATORS = 8
@@ -20,7 +21,14 @@ def test_eight_annotators_lose_nothing_and_every_conflict_is_reported(site: Site
     for name, _ in users:
         add_instructor(site.db, name)
     saves, seconds = run_annotators(site.url, users, items, SAVES_EACH)
+    applied, conflicts = check_nothing_lost(site.db, items, saves)
+    print(f"\n{applied} applied, {conflicts} conflicts (409), "
+          f"{len(saves) / seconds:.0f} saves/s with {ANNOTATORS} annotators")
 
+
+def check_nothing_lost(db: Database, items: list[int], saves: list[Save]) -> tuple[int, int]:
+    """Every save applied and in the history or answered 409; the history gapless and the
+    final state its last change. Returns (applied, conflicts)."""
     statuses = Counter(s.status for s in saves)
     assert set(statuses) <= {200, 409}, statuses  # no 5xx, no lost write
     assert len(saves) == ANNOTATORS * SAVES_EACH
@@ -29,7 +37,7 @@ def test_eight_annotators_lose_nothing_and_every_conflict_is_reported(site: Site
     assert applied and conflicts, statuses  # the load does collide
     assert all(s.version > s.sent for s in conflicts)  # the 409 shows a newer version
 
-    with site.db.read() as sess:
+    with db.read() as sess:
         history = {i: store.history(sess, i) for i in items}
         final = {i: store.get_item(sess, i) for i in items}
     changes = {(i, h["version"]): h for i in items for h in history[i]}
@@ -48,5 +56,4 @@ def test_eight_annotators_lose_nothing_and_every_conflict_is_reported(site: Site
         if last:
             assert (final[i]["manual"], final[i]["comment"], final[i]["annotated_by"]) == (
                 last["new_label"], last["new_comment"], last["user"])
-    print(f"\n{len(applied)} applied, {len(conflicts)} conflicts (409), "
-          f"{len(saves) / seconds:.0f} saves/s with {ANNOTATORS} annotators")
+    return len(applied), len(conflicts)

@@ -17,8 +17,10 @@ from app.db.models import Base
 from app.db.session import Database, open_database
 from app.main import create_app
 from tests.app.fake_llm import FakeLLMServer
-from tests.review.conftest import add_instructor, judge_or_answer, seed
+from tests.review.annotators import run_annotators
+from tests.review.conftest import PASSWORD, add_instructor, judge_or_answer, seed
 from tests.review.postgres_server import PostgresServer, skip_reason
+from tests.review.test_load import ANNOTATORS, SAVES_EACH, check_nothing_lost
 from tests.review.test_store import NOW
 from tests.servers import ServedApp
 
@@ -117,3 +119,16 @@ def test_the_api_on_postgres_answers_503_while_it_is_down(pg: PostgresServer, pd
             assert asked.status_code == 200 and asked.json()["answer"]
             back = c.put(url, json={"label": "C", "version": 1}, headers=h)
             assert back.status_code == 200 and back.json()["version"] == 2
+
+
+def test_eight_annotators_on_postgres_lose_nothing(pg: PostgresServer, pdb: Database,
+                                                   sample_index) -> None:  # type: ignore[no-untyped-def]
+    items = seed(pdb, 4)
+    users = [(f"pg-carga{n}", PASSWORD) for n in range(ANNOTATORS)]
+    for name, _ in users:
+        add_instructor(pdb, name)
+    settings = Settings(index_dir=sample_index.root, llm_base_url="http://127.0.0.1:9/v1",
+                        llm_model="unused", database_url=pg.url, ask_rate_per_minute=0)
+    with ServedApp(create_app(settings)) as srv:
+        saves, _ = run_annotators(srv.url, users, items, SAVES_EACH)
+    check_nothing_lost(pdb, items, saves)
