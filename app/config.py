@@ -69,6 +69,13 @@ class Settings(BaseSettings):
 
     database_url: str = "sqlite:///data/aula.db"
 
+    # Review: stored answers, instructor logins, the /ask rate limit, background judging.
+    database_timeout: float = 10.0  # seconds a query waits for a lock or connection (then 503)
+    session_minutes: float = 480.0  # an instructor's login lasts this long
+    ask_rate_per_minute: float = 30.0  # per client address, burst included; 0 turns it off
+    review_judge: bool = False  # judge new answers in the background (AR, reasoning, label)
+    review_judge_queue: int = 100  # answers that may wait for the background judge
+
 
 @lru_cache
 def get_settings() -> Settings:

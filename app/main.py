@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from app.config import Settings, get_settings
-from app.services import build_services
+from app.services import Services, build_services
 
 log = logging.getLogger("aula")
 
@@ -24,6 +24,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         s = settings or get_settings()
         services = build_services(s)
         app.state.services = services
+        _open_review(app, services)
         log.info("aula ready: %d segments, LLM %s", len(services.retriever.data.segments),
                  services.llm_endpoint)
         try:
@@ -49,10 +50,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             content={"detail": f"{field}: {msg}" if field else msg, "errors": _plain(errors)},
         )
 
-    from app.api import ask, search
+    _database_errors(app)
+
+    from app.api import ask, review, search
+    from app.pages import review as review_pages
 
     app.include_router(search.router)
     app.include_router(ask.router)
+    app.include_router(review.router)
+    app.include_router(review_pages.router)
     try:
         from app.pages import routes as pages
     except ModuleNotFoundError:
@@ -60,6 +66,43 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     else:
         app.include_router(pages.router)
     return app
+
+
+def _open_review(app: FastAPI, services: Services) -> None:
+    """The database (migrated to head), the answer recorder and the /ask rate limit."""
+    from app.db.session import open_database
+    from app.ratelimit import RateLimiter
+    from app.recorder import AnswerRecorder
+
+    s = services.settings
+    services.db = open_database(s.database_url, timeout=s.database_timeout)
+    services.stack.callback(services.db.close)
+    app.state.recorder = AnswerRecorder.from_settings(s, services.db, services.llm)
+    services.stack.callback(app.state.recorder.close)
+    app.state.ask_limiter = (
+        RateLimiter(s.ask_rate_per_minute) if s.ask_rate_per_minute > 0 else None
+    )
+
+
+def _database_errors(app: FastAPI) -> None:
+    """A database that is down, locked past the timeout or out of connections answers 503
+    with Retry-After: the caller keeps what it sent and tries again; nothing half-saved."""
+    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    from app.db.session import DatabaseUnavailable
+
+    async def unavailable(_: Request, exc: Exception) -> JSONResponse:
+        log.warning("database unavailable: %s", exc)
+        return JSONResponse(
+            status_code=503,
+            content={"detail": "banco de dados indisponível agora; nada foi salvo, tente de "
+                               "novo em alguns segundos"},
+            headers={"Retry-After": "5"},
+        )
+
+    for kind in (DatabaseUnavailable, DBAPIError, PoolTimeout):
+        app.add_exception_handler(kind, unavailable)
 
 
 def _plain(errors: list) -> list:  # type: ignore[type-arg]

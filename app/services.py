@@ -24,6 +24,7 @@ class Services:
     llm: Any
     llm_endpoint: str
     stack: ExitStack = field(default_factory=ExitStack)
+    db: Any = None  # app.db.session.Database, opened in the app's lifespan
 
     def close(self) -> None:
         self.stack.close()

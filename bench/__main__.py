@@ -8,7 +8,7 @@ import time
 
 ALL = [
     "ingest_query", "retrieval_quality", "faiss_scale", "ask_latency", "search_load",
-    "judge_throughput",
+    "judge_throughput", "annotate",
 ]
 
 

@@ -6,6 +6,11 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Apps built by tests store their answers in a throwaway database, never in data/aula.db.
+if "AULA_DATABASE_URL" not in os.environ:
+    import tempfile
+
+    os.environ["AULA_DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='aula-db-')}/aula.db"
 
 from pathlib import Path  # noqa: E402
 

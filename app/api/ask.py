@@ -7,11 +7,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
 from app.deps import ServicesDep
+from app.ratelimit import limit_ask
+from app.recorder import RecorderDep
 from app.schemas import AskIn, AskOut, CitationOut, HitOut
 from app.services import Services
 
@@ -56,9 +58,11 @@ def _retrieve(services: Services, body: AskIn) -> tuple[list, dict[str, float]]:
     "/ask",
     response_model=AskOut,
     summary="Answer a question from the lectures, with citations",
-    responses={502: {"model": AskOut, "description": "LLM failed; segments still returned"}},
+    responses={502: {"model": AskOut, "description": "LLM failed; segments still returned"},
+               429: {"description": "Too many questions from this address (Retry-After)"}},
+    dependencies=[Depends(limit_ask)],
 )
-def ask(body: AskIn, services: ServicesDep) -> Any:
+def ask(body: AskIn, services: ServicesDep, recorder: RecorderDep) -> Any:
     from app.answer import answer
     from app.llm import LLMError
 
@@ -74,7 +78,9 @@ def ask(body: AskIn, services: ServicesDep) -> Any:
     timings.update({f"llm_{k}": v for k, v in result.timings.items()})
     timings.setdefault("llm", time.perf_counter() - t1)
     timings["total"] = time.perf_counter() - t0
-    return _out(services, body, hits, result, timings)
+    out = _out(services, body, hits, result, timings)
+    recorder.record(out)  # stored for review; a database failure is logged, never raised
+    return out
 
 
 @router.post(
@@ -85,8 +91,9 @@ def ask(body: AskIn, services: ServicesDep) -> Any:
         "written, JSON string), then `done` (the full /ask response) or `error` "
         "(the /ask response with `error` set)."
     ),
+    dependencies=[Depends(limit_ask)],
 )
-def ask_stream(body: AskIn, services: ServicesDep) -> EventSourceResponse:
+def ask_stream(body: AskIn, services: ServicesDep, recorder: RecorderDep) -> EventSourceResponse:
     from app.answer import answer_stream
     from app.llm import LLMError
 
@@ -113,7 +120,8 @@ def ask_stream(body: AskIn, services: ServicesDep) -> EventSourceResponse:
         timings["llm_first_token"] = first if first is not None else 0.0
         timings["llm"] = time.perf_counter() - t1
         timings["total"] = time.perf_counter() - t0
-        yield {"event": "done", "data": _out(services, body, hits, final, timings)
-               .model_dump_json()}
+        out = _out(services, body, hits, final, timings)
+        recorder.record(out)
+        yield {"event": "done", "data": out.model_dump_json()}
 
     return EventSourceResponse(events())

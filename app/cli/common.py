@@ -30,10 +30,9 @@ def settings_for(index: Path | None) -> Settings:
 @contextmanager
 def one_line_errors() -> Iterator[None]:
     """Turn the errors a user can fix into one clear line and exit code 1."""
-    from corpus.readers.errors import TranscriptError
-
     from corpus.embed import EmbeddingModelError
     from corpus.index import IndexStoreError
+    from corpus.readers.errors import TranscriptError
 
     try:
         yield

@@ -1,0 +1,224 @@
+"""The review API: instructor login, the queue of stored answers, one item with its history,
+annotations with a version check, export and import. Everything but login needs an
+instructor (``InstructorDep``): students get 401, other roles 403.
+
+Errors a user can fix answer 422 with ``field`` naming what is wrong; a stale version answers
+409 with ``current`` (the item as it is now); a database that cannot be reached answers 503
+(the handlers in ``app.main``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, Field
+
+from app.auth import (
+    SESSION_COOKIE,
+    DatabaseDep,
+    InstructorDep,
+    login,
+    logout,
+)
+from app.db import exchange, store
+
+router = APIRouter(tags=["review"])
+
+
+class LoginIn(BaseModel):
+    name: str = Field(min_length=1, max_length=64)
+    password: str = Field(min_length=1, max_length=1024)
+
+
+class AnnotationIn(BaseModel):
+    label: str = Field(description="C, PC or I")
+    comment: str | None = Field(None, description="Required for PC and I")
+    version: int = Field(description="The item's version this annotation was made on")
+
+
+class ImportIn(BaseModel):
+    text: str = Field(description="A CSV export or Markdown records")
+    format: Literal["csv", "md"] | None = None
+    overwrite: bool = False
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- login ------------------------------------------------------------------------------------
+
+
+@router.post("/review/login", summary="Instructor login: sets the session cookie")
+def review_login(body: LoginIn, request: Request, db: DatabaseDep) -> Response:
+    """JSON only, so a cross-site HTML form cannot post it; the reply carries the CSRF token
+    the page sends back in ``X-CSRF-Token`` on every write."""
+    minutes = request.app.state.services.settings.session_minutes
+    got = login(db, body.name, body.password, timedelta(minutes=minutes))
+    if got is None:
+        raise HTTPException(401, "nome ou senha incorretos")
+    token, csrf, expires = got
+    resp = JSONResponse({"name": body.name.strip(), "csrf": csrf,
+                         "expires_at": expires.isoformat()})
+    resp.set_cookie(SESSION_COOKIE, token, max_age=int(minutes * 60), httponly=True,
+                    samesite="strict", secure=request.url.scheme == "https", path="/")
+    return resp
+
+
+@router.post("/review/logout", summary="End the session")
+def review_logout(request: Request, who: InstructorDep, db: DatabaseDep) -> Response:
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        logout(db, cookie)
+    resp = JSONResponse({"ok": True})
+    resp.delete_cookie(SESSION_COOKIE, path="/")
+    return resp
+
+
+@router.get("/api/review/me", summary="Who is logged in (and the session's CSRF token)")
+def me(who: InstructorDep) -> dict[str, Any]:
+    return {"name": who.name, "role": who.user.role, "csrf": who.csrf}
+
+
+# --- queue and items --------------------------------------------------------------------------
+
+
+@router.get("/api/review/items", summary="The review queue (filtered, oldest first)")
+def items(
+    who: InstructorDep,
+    db: DatabaseDep,
+    request: Request,
+    limit: int = Query(100, ge=1, le=1000),
+    offset: int = Query(0, ge=0),
+) -> dict[str, Any]:
+    f = _filter_from(request)
+    with db.read() as s:
+        rows, total = store.queue(s, f, limit=limit, offset=offset)
+        lectures = store.lectures(s)
+    return {"items": rows, "total": total, "lectures": lectures}
+
+
+def _filter_from(request: Request) -> store.QueueFilter:
+    """The queue filter from the query string: unreviewed, manual, automated (C, PC, I or
+    none), ar_min, ar_max, lecture, from, to (YYYY-MM-DD)."""
+    q = request.query_params
+
+    def num(name: str) -> float | None:
+        raw = q.get(name)
+        if not raw:
+            return None
+        try:
+            value = float(raw)
+        except ValueError:
+            raise HTTPException(422, f"{name}: {raw!r} is not a number") from None
+        if not 0 <= value <= 1:
+            raise HTTPException(422, f"{name}: {value} is outside 0..1")
+        return value
+
+    def day(name: str) -> date | None:
+        raw = q.get(name)
+        if not raw:
+            return None
+        try:
+            return date.fromisoformat(raw)
+        except ValueError:
+            raise HTTPException(422, f"{name}: {raw!r} is not a date (YYYY-MM-DD)") from None
+
+    def label(name: str) -> str | None:
+        raw = (q.get(name) or "").strip()
+        if not raw or raw == "none":
+            return raw or None
+        if raw.upper() not in store.LABELS:
+            raise HTTPException(422, f"{name}: unknown label {raw!r}; use C, PC, I or none")
+        return raw.upper()
+
+    return store.QueueFilter(
+        unreviewed=q.get("unreviewed", "").lower() in ("1", "true", "on", "yes"),
+        manual=label("manual"), automated=label("automated"),
+        ar_min=num("ar_min"), ar_max=num("ar_max"), lecture=q.get("lecture") or None,
+        date_from=day("from"), date_to=day("to"),
+    )
+
+
+@router.get("/api/review/items/{answer_id}", summary="One stored answer with its history")
+def get_item(answer_id: int, who: InstructorDep, db: DatabaseDep) -> dict[str, Any]:
+    with db.read() as s:
+        try:
+            it = store.get_item(s, answer_id)
+        except store.NotFound as exc:
+            raise HTTPException(404, str(exc)) from None
+        it["history"] = store.history(s, answer_id)
+    return it
+
+
+@router.put(
+    "/api/review/items/{answer_id}/annotation",
+    summary="Set the manual annotation (C, PC, I and a comment) if the version still matches",
+    responses={409: {"description": "Stale version; `current` is the item now"},
+               422: {"description": "Unknown label or missing comment; `field` says which"}},
+)
+def annotate(
+    answer_id: int, body: AnnotationIn, who: InstructorDep, db: DatabaseDep
+) -> Any:
+    try:
+        with db.write() as s:
+            it = store.annotate(s, answer_id, label=body.label, comment=body.comment,
+                                version=body.version, user=who.name, now=_now())
+            it["history"] = store.history(s, answer_id)
+    except store.InvalidAnnotation as exc:
+        return JSONResponse(status_code=422, content={"detail": str(exc), "field": exc.field})
+    except store.NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    except store.Conflict as exc:
+        current = exc.current
+        with db.read() as s:
+            current["history"] = store.history(s, answer_id)
+        return JSONResponse(status_code=409, content={"detail": str(exc), "current": current})
+    return it
+
+
+@router.get("/api/review/items/{answer_id}/history", summary="Every change of an annotation")
+def item_history(answer_id: int, who: InstructorDep, db: DatabaseDep) -> list[dict[str, Any]]:
+    with db.read() as s:
+        return store.history(s, answer_id)
+
+
+# --- export and import ------------------------------------------------------------------------
+
+
+@router.get("/api/review/export", summary="Annotated items as an eval question set or records")
+def export(
+    who: InstructorDep,
+    db: DatabaseDep,
+    format: Literal["csv", "md"] = "csv",
+    all: bool = False,
+) -> PlainTextResponse:
+    with db.read() as s:
+        rows = store.export_items(s, annotated_only=not all)
+    text = exchange.export(rows, format)
+    kind = "text/csv" if format == "csv" else "text/markdown"
+    name = f"aula-anotacoes.{format}"
+    return PlainTextResponse(text, media_type=f"{kind}; charset=utf-8",
+                             headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@router.post(
+    "/api/review/import",
+    summary="Import annotations from a CSV export or records: all rows or none",
+    responses={422: {"description": "Bad rows; `errors` names each, nothing changed"}},
+)
+def import_annotations(body: ImportIn, who: InstructorDep, db: DatabaseDep) -> Any:
+    fmt = body.format or exchange.guess_format("", body.text)
+    try:
+        rows = exchange.parse_import(body.text, fmt)
+        with db.write() as s:
+            res = store.import_annotations(s, rows, user=who.name, now=_now(),
+                                           source=f"import-{fmt}", overwrite=body.overwrite)
+    except exchange.ImportFormatError as exc:
+        return JSONResponse(status_code=422, content={"detail": str(exc), "errors": [str(exc)]})
+    except store.ImportRejected as exc:
+        return JSONResponse(status_code=422, content={"detail": str(exc), "errors": exc.errors})
+    return {"changed": res.changed, "unchanged": res.unchanged}

@@ -1,0 +1,179 @@
+"""``aula users add|token|list`` and ``aula review export|import|judge``: instructor accounts
+and the stored answers' annotations, on the database of AULA_DATABASE_URL."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+
+from app.cli.common import JsonOpt, one_line_errors, print_json
+from app.config import get_settings
+
+users = typer.Typer(help="Contas de instrutor (alunos perguntam sem conta).",
+                    no_args_is_help=True)
+review = typer.Typer(help="Respostas guardadas: exportar e importar anotações.",
+                     no_args_is_help=True)
+
+
+def register(cli: typer.Typer) -> None:
+    cli.add_typer(users, name="users")
+    cli.add_typer(review, name="review")
+
+
+@contextmanager
+def database() -> Iterator[object]:
+    """The configured database, migrated; a database that is down is one clear line."""
+    from app.db.session import DatabaseUnavailable, open_database
+
+    s = get_settings()
+    with one_line_errors():
+        db = open_database(s.database_url, timeout=s.database_timeout, migrate=False)
+        try:
+            try:
+                db.ensure_ready()
+            except DatabaseUnavailable as exc:
+                raise ValueError(str(exc)) from None
+            yield db
+        finally:
+            db.close()
+
+
+@users.command("add")
+def users_add(
+    name: str = typer.Argument(..., help="Login name."),
+    role: str = typer.Option("instructor", "--role", help="Only 'instructor' for now."),
+    password_stdin: bool = typer.Option(False, "--password-stdin",
+                                        help="Read the password from standard input."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Create a user; the password is hashed with argon2."""
+    from app.auth import hash_password, now
+    from app.db import store
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("Senha", hide_input=True, confirmation_prompt=True)
+    with database() as db:
+        with one_line_errors():
+            with db.write() as s:  # type: ignore[attr-defined]
+                user = store.add_user(s, name.strip(), role, hash_password(password), now())
+    if json_out:
+        print_json({"name": user.name, "role": user.role})
+    else:
+        typer.echo(f"usuário {user.name} criado ({user.role})")
+
+
+@users.command("token")
+def users_token(name: str = typer.Argument(...), json_out: bool = JsonOpt) -> None:
+    """Print a new API token for NAME (shown once): send it as `Authorization: Bearer ...`."""
+    from app.auth import issue_token
+
+    with database() as db, one_line_errors():
+        token = issue_token(db, name)  # type: ignore[arg-type]
+    if json_out:
+        print_json({"name": name, "token": token})
+    else:
+        typer.echo(token)
+
+
+@users.command("list")
+def users_list(json_out: bool = JsonOpt) -> None:
+    """The users and their roles."""
+    from app.db import store
+
+    with database() as db, db.read() as s:  # type: ignore[attr-defined]
+        found = store.list_users(s)
+    if json_out:
+        print_json([{"name": u.name, "role": u.role} for u in found])
+    else:
+        for u in found:
+            typer.echo(f"{u.name}\t{u.role}")
+
+
+@review.command("export")
+def review_export(
+    out: Path = typer.Option(..., "--out", help="File to write."),
+    fmt: str = typer.Option("csv", "--format",
+                            help="csv (a question set `aula eval` reads) or md (records)."),
+    all_items: bool = typer.Option(False, "--all", help="Also the items not annotated yet."),
+    hide_urls: bool = typer.Option(False, "--hide-urls", help="md: URLs as 'oculto'."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Export the annotated items."""
+    from app.db import exchange, store
+
+    if fmt not in ("csv", "md"):
+        typer.echo(f"erro: --format: {fmt!r}; use csv or md", err=True)
+        raise typer.Exit(1)
+    with database() as db, db.read() as s:  # type: ignore[attr-defined]
+        rows = store.export_items(s, annotated_only=not all_items)
+    text = exchange.to_csv(rows) if fmt == "csv" else exchange.to_records(rows,
+                                                                          hide_urls=hide_urls)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    if json_out:
+        print_json({"items": len(rows), "format": fmt, "out": str(out)})
+    else:
+        typer.echo(f"{len(rows)} itens exportados em {out}")
+
+
+@review.command("import")
+def review_import(
+    file: Path = typer.Argument(..., help="A CSV export or Markdown records."),
+    fmt: str | None = typer.Option(None, "--format", help="csv or md (default: by name)."),
+    user: str = typer.Option("import", "--user", help="Recorded as who made the changes."),
+    overwrite: bool = typer.Option(False, "--overwrite",
+                                   help="Replace annotations the file gives no version for."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Import annotations: every row or none (a bad row names itself; nothing changes)."""
+    from app.db import exchange, store
+
+    with one_line_errors():
+        text = file.read_text(encoding="utf-8")
+        kind = fmt or exchange.guess_format(file.name, text)
+        if kind not in ("csv", "md"):
+            raise ValueError(f"--format: {kind!r}; use csv or md")
+        try:
+            rows = exchange.parse_import(text, kind)  # type: ignore[arg-type]
+        except exchange.ImportFormatError as exc:
+            raise ValueError(f"{file}: {exc}") from None
+    with database() as db, one_line_errors():
+        with db.write() as s:  # type: ignore[attr-defined]
+            res = store.import_annotations(s, rows, user=user, now=datetime.now(UTC),
+                                           source=f"import-{kind}", overwrite=overwrite)
+    if json_out:
+        print_json({"changed": res.changed, "unchanged": res.unchanged})
+    else:
+        typer.echo(f"{res.changed} anotações importadas, {res.unchanged} sem mudança")
+
+
+@review.command("judge")
+def review_judge(
+    limit: int = typer.Option(100, "--limit", help="At most this many answers."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Judge stored answers that were never judged (AR, reasoning, AR-only label)."""
+    from contextlib import ExitStack
+
+    from app.db import store
+    from app.recorder import judge_answer, judge_client
+    from app.services import build_llm
+
+    s = get_settings()
+    with database() as db, ExitStack() as stack, one_line_errors():
+        client = judge_client(s, None) or build_llm(s, stack)[0]
+        with db.read() as sess:  # type: ignore[attr-defined]
+            todo = store.unjudged(sess, limit)
+        for answer_id, question, answer in todo:
+            judge_answer(db, client, answer_id, question, answer)  # type: ignore[arg-type]
+    if json_out:
+        print_json({"judged": len(todo)})
+    else:
+        typer.echo(f"{len(todo)} respostas avaliadas")

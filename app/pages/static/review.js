@@ -1,0 +1,237 @@
+// Instructor review page: the filtered queue, one item at a time, C/PC/I and a comment set
+// from the keyboard, saved with the item's version (409 shows the other instructor's save).
+const $ = (id) => document.getElementById(id);
+const csrf = document.querySelector('meta[name="csrf-token"]').content;
+const state = { queue: [], index: -1, item: null, label: null, conflict: null };
+
+const ts = (s) => {
+  s = Math.max(0, Math.round(s));
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), x = s % 60;
+  return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(x).padStart(2, "0");
+};
+const el = (tag, props = {}, ...kids) => {
+  const e = Object.assign(document.createElement(tag), props);
+  kids.forEach((k) => e.append(k));
+  return e;
+};
+const badge = (label, title) =>
+  el("span", { className: "badge " + (label || ""), title }, label || "—");
+const when = (iso) => iso ? new Date(iso).toLocaleString("pt-BR") : "";
+
+function videoLink(url, start) {
+  const t = Math.floor(start);
+  if (/youtube\.com|youtu\.be/.test(url)) {
+    const u = new URL(url); u.searchParams.set("t", t); return u.toString();
+  }
+  return url.split("#")[0] + "#t=" + t;
+}
+
+async function api(method, path, body) {
+  const opts = { method, headers: { "X-CSRF-Token": csrf } };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  let r;
+  try { r = await fetch(path, opts); } catch (err) { return { status: 0, body: {} }; }
+  const data = await r.json().catch(() => ({}));
+  return { status: r.status, body: data };
+}
+
+function setStatus(text, error = false) {
+  $("save-status").textContent = text;
+  $("save-status").className = error ? "error" : "";
+}
+
+function failure(res) {
+  if (res.status === 0) return "Sem conexão com o servidor; nada foi salvo.";
+  if (res.status === 401) return "Sua sessão expirou: entre de novo (recarregue a página).";
+  if (res.status === 503) return "Banco de dados indisponível agora; nada foi salvo. Tente de novo.";
+  return res.body.detail || "Erro " + res.status;
+}
+
+// --- queue --------------------------------------------------------------------------------
+function filterQuery() {
+  const p = new URLSearchParams();
+  if ($("f-unreviewed").checked) p.set("unreviewed", "1");
+  for (const [id, key] of [["f-manual", "manual"], ["f-automated", "automated"],
+    ["f-ar-min", "ar_min"], ["f-ar-max", "ar_max"], ["f-lecture", "lecture"],
+    ["f-from", "from"], ["f-to", "to"]]) {
+    if ($(id).value) p.set(key, $(id).value);
+  }
+  return p.toString();
+}
+
+async function loadQueue(keepId) {
+  const res = await api("GET", "/api/review/items?limit=1000&" + filterQuery());
+  if (res.status !== 200) { $("queue-count").textContent = failure(res); return; }
+  state.queue = res.body.items;
+  $("queue-count").textContent = `(${res.body.total})`;
+  const sel = $("f-lecture"), chosen = sel.value;
+  sel.replaceChildren(el("option", { value: "" }, "todas"),
+    ...res.body.lectures.map((l) => el("option", { value: l, selected: l === chosen }, l)));
+  renderQueue();
+  const at = state.queue.findIndex((q) => q.id === keepId);
+  if (state.queue.length === 0) { $("item").hidden = true; $("empty").hidden = false; return; }
+  $("empty").hidden = true;
+  await show(at >= 0 ? at : 0);
+}
+
+function renderQueue() {
+  $("queue").replaceChildren(...state.queue.map((q, i) => {
+    const li = el("li", { className: i === state.index ? "current" : "" },
+      `#${q.id} ${q.question.slice(0, 80)}`, badge(q.manual, "manual"),
+      q.automated ? badge(q.automated, "automatizada") : "");
+    li.dataset.id = q.id;
+    li.addEventListener("click", () => show(i));
+    return li;
+  }));
+}
+
+// --- one item -----------------------------------------------------------------------------
+async function show(i) {
+  if (i < 0 || i >= state.queue.length) return;
+  const res = await api("GET", "/api/review/items/" + state.queue[i].id);
+  if (res.status !== 200) { setStatus(failure(res), true); return; }
+  state.index = i;
+  render(res.body);
+  renderQueue();
+  setStatus("");
+}
+
+function render(item) {
+  state.item = item;
+  state.label = item.manual;
+  state.conflict = null;
+  $("conflict").hidden = true;
+  $("item").hidden = false;
+  $("item-id").textContent = item.id;
+  $("item-date").textContent = when(item.created_at);
+  $("position").textContent = `${state.index + 1} de ${state.queue.length}`;
+  $("question").textContent = item.question;
+  $("answer").textContent = item.answer || "—";
+  const cited = {};
+  (item.citations || []).forEach((c) => c.n.forEach((n) => { cited[n] = true; }));
+  $("segments").replaceChildren(...(item.segments || []).map((h, k) => {
+    const link = el("a", { href: h.url ? videoLink(h.url, h.start) : "#", target: "_blank",
+      rel: "noopener", className: "video" },
+      `${h.title || h.lecture_id} — ${ts(h.start)}–${ts(h.end)}`);
+    return el("li", { className: cited[k + 1] ? "cited" : "" }, link,
+      el("span", { className: "muted" },
+        ` (score ${Number(h.score).toFixed(3)}${cited[k + 1] ? ", citado" : ""})`),
+      el("div", { className: "text" }, h.text));
+  }));
+  $("auto-ar").textContent = item.ar == null ? "—" : item.ar.toFixed(2);
+  $("auto-label").textContent = item.automated || (item.judge_error ? "erro" : "—");
+  $("auto-reasoning").textContent = item.reasoning || item.judge_error || "—";
+  $("comment").value = item.comment || "";
+  $("current").textContent = item.manual
+    ? `Salva: ${item.manual} por ${item.annotated_by}, ${when(item.annotated_at)} (versão ${item.version})`
+    : `Sem anotação (versão ${item.version})`;
+  $("history").replaceChildren(...(item.history || []).map((h) => el("li", {},
+    `${when(h.at)} — ${h.user}: ${h.old_label || "—"} → ${h.new_label || "—"}` +
+    (h.new_comment !== h.old_comment ? ` · “${h.old_comment || ""}” → “${h.new_comment || ""}”` : "") +
+    ` (versão ${h.version}, ${h.source})`)));
+  pressLabel();
+}
+
+function pressLabel() {
+  document.querySelectorAll("#labels button").forEach((b) => {
+    b.setAttribute("aria-pressed", String(b.dataset.label === state.label));
+  });
+}
+
+function choose(label) {
+  if (!state.item) return;
+  state.label = label;
+  pressLabel();
+  if (label !== "C" && !$("comment").value.trim()) {
+    $("comment").focus();
+    setStatus(`${label}: escreva um comentário (o que falta ou está errado) e tecle Enter.`);
+    return;
+  }
+  save();
+}
+
+async function save(version) {
+  if (!state.item) return;
+  if (!state.label) { setStatus("Escolha C, PC ou I (teclas 1, 2, 3).", true); return; }
+  const id = state.item.id;
+  setStatus("Salvando…");
+  const res = await api("PUT", `/api/review/items/${id}/annotation`, {
+    label: state.label, comment: $("comment").value,
+    version: version ?? state.item.version,
+  });
+  if (res.status === 200) {
+    const keep = { label: state.label };
+    render(res.body);
+    state.label = keep.label;
+    pressLabel();
+    const q = state.queue.find((x) => x.id === id);
+    if (q) { q.manual = res.body.manual; q.version = res.body.version; }
+    renderQueue();
+    setStatus(`Salvo: ${res.body.manual} (versão ${res.body.version}).`);
+    document.activeElement && document.activeElement.blur();
+    return;
+  }
+  if (res.status === 409) { showConflict(res.body.current); return; }
+  if (res.status === 422 && res.body.field === "comment") $("comment").focus();
+  setStatus(failure(res), true);
+}
+
+function showConflict(current) {
+  state.conflict = current;
+  const by = current.annotated_by ? ` por ${current.annotated_by}` : "";
+  $("conflict-text").textContent =
+    `Outra pessoa salvou este item antes de você: ${current.manual || "sem rótulo"}${by}` +
+    (current.comment ? ` — “${current.comment}”` : "") +
+    ` (versão ${current.version}). Sua escolha: ${state.label}` +
+    ($("comment").value.trim() ? ` — “${$("comment").value.trim()}”` : "") + ".";
+  $("conflict").hidden = false;
+  setStatus("Conflito: nada foi sobrescrito. Escolha qual anotação fica.", true);
+}
+
+$("conflict-mine").addEventListener("click", () => {
+  const current = state.conflict;
+  if (!current) return;
+  state.item.version = current.version;
+  $("conflict").hidden = true;
+  save(current.version);
+});
+$("conflict-theirs").addEventListener("click", () => {
+  if (state.conflict) render(state.conflict);
+  setStatus("Mantida a anotação salva.");
+});
+
+// --- controls -----------------------------------------------------------------------------
+document.querySelectorAll("#labels button").forEach((b) => {
+  b.addEventListener("click", () => choose(b.dataset.label));
+});
+$("save").addEventListener("click", () => save());
+$("prev").addEventListener("click", () => show(state.index - 1));
+$("next").addEventListener("click", () => show(state.index + 1));
+$("filters").addEventListener("submit", (e) => { e.preventDefault(); loadQueue(); });
+$("logout").addEventListener("click", async () => {
+  await api("POST", "/review/logout");
+  location.reload();
+});
+
+const KEYS = { "1": "C", c: "C", "2": "PC", p: "PC", "3": "I", i: "I" };
+$("comment").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); save(); }
+  if (e.key === "Escape") { e.preventDefault(); $("comment").blur(); }
+});
+document.addEventListener("keydown", (e) => {
+  const t = e.target;
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement ||
+      t instanceof HTMLSelectElement) return;
+  const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  if (KEYS[key]) { e.preventDefault(); choose(KEYS[key]); }
+  else if (key === "m") { e.preventDefault(); $("comment").focus(); }
+  else if (key === "j" || key === "ArrowRight") { e.preventDefault(); show(state.index + 1); }
+  else if (key === "k" || key === "ArrowLeft") { e.preventDefault(); show(state.index - 1); }
+  else if (key === "Enter" && t === document.body) { e.preventDefault(); save(); }
+});
+
+loadQueue();

@@ -1,0 +1,180 @@
+"""The review page in headless Chromium against the real server and the fake LLM: an
+instructor logs in, annotates three answers from the keyboard on a phone, exports them, and the
+export runs through ``aula eval``; a second instructor's stale save shows the conflict; a
+student gets neither the page nor the API."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+
+from app.db import store
+from tests.app.test_page import CHROMIUM, FLAGS
+from tests.eval.test_run_cli import aula
+from tests.review.conftest import PASSWORD, QUESTIONS, Site, add_instructor
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium not installed"),
+]
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def asked(site: Site) -> list[int]:
+    """Three questions asked on /ask, as students do; their stored ids."""
+    for q in QUESTIONS[:3]:
+        r = httpx.post(site.url + "/ask", json={"question": q, "k": 3}, timeout=60)
+        assert r.status_code == 200
+    with site.db.read() as s:
+        rows, _ = store.queue(s, limit=1000)
+    return [r["id"] for r in rows if r["question"] in QUESTIONS[:3]]
+
+
+def login(page, site: Site, name: str = "ana") -> None:  # type: ignore[no-untyped-def]
+    page.goto(site.url + "/review")
+    page.fill("#name", name)
+    page.fill("#password", PASSWORD)
+    page.click("#login-button")
+    page.wait_for_selector("#item:not([hidden]), #empty:not([hidden])")
+
+
+def saved(page, label: str) -> None:  # type: ignore[no-untyped-def]
+    page.wait_for_function(
+        "(l) => document.getElementById('save-status').textContent.startsWith('Salvo: ' + l)",
+        arg=label, timeout=15_000)
+
+
+def test_instructor_annotates_three_by_keyboard_and_the_export_runs_through_eval(
+    site: Site, asked: list[int], browser, sample_index, tmp_path: Path  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = browser.new_context(viewport=PHONE, accept_downloads=True)
+    page = ctx.new_page()
+    login(page, site)
+    assert page.locator("html").get_attribute("lang") == "pt-BR"
+    assert page.locator("#queue li").count() == 3
+    assert page.inner_text("#question") == QUESTIONS[0]
+    href = page.locator("#segments a.video").first.get_attribute("href") or ""
+    assert "t=" in href
+    page.wait_for_function("document.getElementById('auto-label').textContent !== '—'",
+                           timeout=30_000)  # the background judge's label arrives
+    page.keyboard.press("1")
+    saved(page, "C")
+    page.keyboard.press("j")
+    page.wait_for_function(f"document.getElementById('question').textContent === {QUESTIONS[1]!r}")
+    page.keyboard.press("2")
+    assert page.evaluate("document.activeElement.id") == "comment"  # PC needs a comment
+    page.keyboard.type("falta dizer o resultado, 2x")
+    page.keyboard.press("Enter")
+    saved(page, "PC")
+    page.keyboard.press("j")
+    page.wait_for_function(f"document.getElementById('question').textContent === {QUESTIONS[2]!r}")
+    page.keyboard.press("3")
+    page.keyboard.type("confunde com o momento")
+    page.keyboard.press("Enter")
+    saved(page, "I")
+    page.keyboard.press("k")  # back to the second: its saved label is shown
+    page.wait_for_function(f"document.getElementById('question').textContent === {QUESTIONS[1]!r}")
+    assert page.locator('#labels button[aria-pressed="true"]').inner_text().startswith("PC")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+    with page.expect_download() as dl:
+        page.click("#export-csv")
+    exported = tmp_path / "anotacoes.csv"
+    dl.value.save_as(exported)
+    rows = pd.read_csv(exported, dtype=str, keep_default_na=False)
+    assert rows["question"].tolist() == QUESTIONS[:3]
+    assert rows["manual"].tolist() == ["C", "PC", "I"]
+    assert rows["comment"].tolist()[1:] == ["falta dizer o resultado, 2x", "confunde com o momento"]
+    ctx.close()
+
+    before = len(site.llm.chat_requests)
+    out = tmp_path / "eval"
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": site.llm.base_url,
+           "AULA_LLM_MODEL": "fake-model"}
+    proc = aula(["eval", str(exported), "--out", str(out), "--json"], env)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    summary = json.loads(stdout)
+    assert summary["agreement"]["automated"]["n"] == 3
+    asked_llm = site.llm.chat_requests[before:]
+    assert len(asked_llm) == 2 * 3  # two judges per item, no answer generated again
+    assert all("grader" in r["messages"][0]["content"] or "is correct" in
+               r["messages"][0]["content"] for r in asked_llm)
+    items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
+    assert sorted(i["manual"] for i in items) == ["C", "I", "PC"]
+
+
+def test_a_stale_save_shows_the_conflict_and_can_be_resaved(
+    site: Site, asked: list[int], browser  # type: ignore[no-untyped-def]
+) -> None:
+    add_instructor(site.db, "bruno")
+    first, second = browser.new_context(viewport=PHONE), browser.new_context()
+    a, b = first.new_page(), second.new_page()
+    for page, name in ((a, "ana"), (b, "bruno")):
+        login(page, site, name)
+        page.uncheck("#f-unreviewed")
+        page.click("#apply-filters")
+        page.wait_for_function(
+            f"document.getElementById('item-id').textContent === '{asked[0]}'")
+    a.keyboard.press("3")
+    a.keyboard.type("errada")
+    a.keyboard.press("Enter")
+    saved(a, "I")
+    b.keyboard.press("2")
+    b.keyboard.type("quase")
+    b.keyboard.press("Enter")
+    b.wait_for_selector("#conflict:not([hidden])")
+    text = b.inner_text("#conflict-text")
+    assert "ana" in text and "errada" in text and "quase" in text
+    with site.db.read() as s:
+        assert store.get_item(s, asked[0])["manual"] == "I"  # nothing overwritten unseen
+    b.click("#conflict-mine")
+    saved(b, "PC")
+    with site.db.read() as s:
+        it = store.get_item(s, asked[0])
+        hist = store.history(s, asked[0])
+    assert (it["manual"], it["annotated_by"]) == ("PC", "bruno")
+    assert [(h["user"], h["old_label"], h["new_label"]) for h in hist[-2:]] == [
+        ("ana", "C", "I"), ("bruno", "I", "PC")]
+    first.close()
+    second.close()
+
+
+def test_a_student_gets_no_review_page_and_no_api(site: Site, asked: list[int], browser) -> None:  # type: ignore[no-untyped-def]
+    ctx = browser.new_context(viewport=PHONE)
+    page = ctx.new_page()
+    page.goto(site.url + "/")  # the student page works without an account
+    resp = page.goto(site.url + "/review")
+    assert resp is not None and resp.status == 401
+    assert page.locator("#login-form").is_visible()
+    assert QUESTIONS[0] not in page.content()
+    codes = page.evaluate("""async (id) => [
+        (await fetch('/api/review/items')).status,
+        (await fetch('/api/review/items/' + id)).status,
+        (await fetch('/api/review/items/' + id + '/annotation', {method: 'PUT',
+          headers: {'Content-Type': 'application/json'},
+          body: JSON.stringify({label: 'C', version: 1})})).status,
+    ]""", asked[0])
+    assert codes == [401, 401, 401]
+    page.fill("#name", "ana")
+    page.fill("#password", "errada")
+    page.click("#login-button")
+    page.wait_for_function("document.getElementById('login-status').textContent.includes('incorretos')")
+    ctx.close()
