@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -37,10 +37,17 @@ def judge_client(settings: Settings, answer_llm: Any) -> Any:
     return answer_llm
 
 
-def judge_answer(db: Database, client: Any, answer_id: int, question: str, answer: str) -> None:
-    """Judge one stored answer and record AR, the AR-only label and the reasoning."""
+def judge_answer(db: Database, client: Any, answer_id: int, question: str, answer: str,
+                 contexts: Sequence[str] = ()) -> None:
+    """Judge one stored answer and record AR, the automated label and the reasoning.
+
+    With the retrieved segments (``contexts``) and a client that gives first-token
+    probabilities, the answer's claims are also checked against them (``eval.claims``) and the
+    label combines both judges; otherwise it is the study's AR-only mapping.
+    """
+    from eval.claims import verify_claims
     from eval.judge import RELEVANCE, judge_item
-    from eval.labels import ar_only_label
+    from eval.labels import ar_only_label, combined_label
 
     def chat(messages: list[dict[str, str]]) -> str:
         return str(client.chat(messages, temperature=0.0, max_tokens=JUDGE_MAX_TOKENS))
@@ -49,10 +56,16 @@ def judge_answer(db: Database, client: Any, answer_id: int, question: str, answe
     try:
         res = judge_item(chat, RELEVANCE, {"question": question, "answer": answer})
         score, reasoning, error = res.score, res.reasoning or res.raw, res.error
+        label = ar_only_label(score)
+        if contexts and hasattr(client, "first_token"):
+            cr = verify_claims(client.first_token, answer, contexts)
+            label = combined_label(score, cr.score) if cr.score is not None else label
+            reasoning = f"{reasoning}\n\nCorreção, afirmação por afirmação:\n{cr.reasoning}"
+            error = error or cr.error
     except Exception as exc:  # noqa: BLE001 - recorded on the item; judging is best effort
-        score, reasoning, error = None, None, f"judge failed: {exc}"
+        score, reasoning, error, label = None, None, f"judge failed: {exc}", None
     with db.write() as s:
-        store.set_automated(s, answer_id, ar_score=score, label=ar_only_label(score),
+        store.set_automated(s, answer_id, ar_score=score, label=label,
                             reasoning=reasoning, model=model, error=error,
                             now=datetime.now(UTC))
 
@@ -66,16 +79,17 @@ class BackgroundJudge:
         self._slots = threading.BoundedSemaphore(max_pending)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aula-judge")
 
-    def submit(self, answer_id: int, question: str, answer: str) -> bool:
+    def submit(self, answer_id: int, question: str, answer: str,
+               contexts: Sequence[str] = ()) -> bool:
         if not self._slots.acquire(blocking=False):
             log.warning("judge queue full: answer %d left unjudged", answer_id)
             return False
-        self._pool.submit(self._run, answer_id, question, answer)
+        self._pool.submit(self._run, answer_id, question, answer, list(contexts))
         return True
 
-    def _run(self, answer_id: int, question: str, answer: str) -> None:
+    def _run(self, answer_id: int, question: str, answer: str, contexts: list[str]) -> None:
         try:
-            judge_answer(self.db, self.client, answer_id, question, answer)
+            judge_answer(self.db, self.client, answer_id, question, answer, contexts)
         except Exception:
             log.exception("could not judge answer %d", answer_id)
         finally:
@@ -112,7 +126,8 @@ class AnswerRecorder:
             log.exception("could not store an answered question (the answer was still sent)")
             return None
         if self.judge is not None:
-            self.judge.submit(answer_id, out.question, out.answer)
+            self.judge.submit(answer_id, out.question, out.answer,
+                              [seg.text for seg in getattr(out, "segments", None) or []])
         return answer_id
 
     def close(self) -> None:

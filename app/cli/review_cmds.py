@@ -159,7 +159,7 @@ def review_judge(
     limit: int = typer.Option(100, "--limit", help="At most this many answers."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Judge stored answers that were never judged (AR, reasoning, AR-only label)."""
+    """Judge stored answers that were never judged (AR, claims, reasoning, label)."""
     from contextlib import ExitStack
 
     from app.db import store
@@ -172,7 +172,11 @@ def review_judge(
         with db.read() as sess:  # type: ignore[attr-defined]
             todo = store.unjudged(sess, limit)
         for answer_id, question, answer in todo:
-            judge_answer(db, client, answer_id, question, answer)  # type: ignore[arg-type]
+            with db.read() as sess:  # type: ignore[attr-defined]
+                segments = store.get_item(sess, answer_id).get("segments") or []
+            contexts = [seg["text"] for seg in segments if seg.get("text")]
+            judge_answer(db, client, answer_id, question, answer,  # type: ignore[arg-type]
+                         contexts)
     if json_out:
         print_json({"judged": len(todo)})
     else:

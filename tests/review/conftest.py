@@ -78,6 +78,8 @@ def judge_or_answer(messages: list[dict]) -> str:
     system = messages[0]["content"]
     if "RELEVANCE grader" in system:
         return ("Criteria: relevant. Supporting Evidence: it answers what was asked. Score: 2")
+    if "verificador de fatos" in system:  # the claim checker: the lecture does not confirm it
+        return "NÃO"
     if "is correct" in system:
         return "Claims:\n- the main claim => SUPPORTED\nAddresses question: YES\nScore: 3"
     return "A ReLU devolve o máximo entre zero e a entrada [1]."

@@ -43,8 +43,11 @@ def test_ask_records_the_answer_and_judges_it_in_the_background(site: Site) -> N
     assert it["answer"] == r.json()["answer"]
     assert len(it["segments"]) == 3 and it["segments"][0]["score"] > 0
     assert it["models"]["llm"] == "fake-model" and it["timings"]["total"] > 0
-    assert it["ar_score"] == 2 and it["automated"] == "PC"  # the fake judge gives 2 of 3
+    # The fake relevance judge gives 2 of 3 (AR alone: PC) but its claim checker confirms no
+    # claim of the answer, so the combined label is I and the reasoning says which claim.
+    assert it["ar_score"] == 2 and it["automated"] == "I"
     assert "Supporting Evidence" in (it["reasoning"] or "")
+    assert "A ReLU devolve o máximo entre zero e a entrada. => NOT SUPPORTED" in it["reasoning"]
 
 
 def test_students_get_no_queue_no_item_and_cannot_annotate(site: Site) -> None:
