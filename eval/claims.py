@@ -40,8 +40,10 @@ the probabilities of the likeliest first tokens (None when the endpoint gives no
 
 MAX_CLAIMS = 10
 MIN_CLAIM_CHARS = 20
-SUPPORT_AT = 0.5
-"""A claim counts as supported when P(yes) is at least this."""
+SUPPORT_AT = 0.85
+"""A claim counts as supported when P(yes) is at least this (``Thresholds.support_at``). On the
+reference record a wrong claim got 0.06-0.33, but on our labelled 3b1b set the subtler errors of
+wrong-but-on-topic answers got 0.43-0.82 while right claims sat at 0.88-1.00."""
 
 SYSTEM = "Você é um verificador de fatos rigoroso. Responda apenas SIM ou NÃO."
 USER = (
@@ -123,10 +125,11 @@ def score_from_support(supported: int, total: int) -> int:
 class ClaimVerdict:
     claim: str
     p_yes: float | None
+    support_at: float = SUPPORT_AT
 
     @property
     def supported(self) -> bool:
-        return self.p_yes is not None and self.p_yes >= SUPPORT_AT
+        return self.p_yes is not None and self.p_yes >= self.support_at
 
 
 def claim_messages(claim: str, contexts_block: str) -> list[dict[str, str]]:
@@ -145,10 +148,12 @@ def verify_claims(
     max_chars: int = DEFAULT_CONTEXT_CHARS,
     max_claims: int = MAX_CLAIMS,
     retries: int = 1,
+    support_at: float = SUPPORT_AT,
 ) -> JudgeResult:
     """Check each claim of ``answer`` against the segments (and the reference answer).
 
-    The score (0..3) comes from the share of claims whose P(yes) is at least 0.5; a claim whose
+    The score (0..3) comes from the share of claims whose P(yes) is at least ``support_at``
+    (their probabilities are kept in ``JudgeResult.probabilities``); a claim whose
     reply cannot be read is retried, then left out of the share and named in the reasoning.
     No readable claim at all: score None with the reason in ``error``. Errors raised by ``ask``
     propagate.
@@ -170,7 +175,7 @@ def verify_claims(
             p = yes_probability(text, probs)
             if p is not None:
                 break
-        verdicts.append(ClaimVerdict(claim, p))
+        verdicts.append(ClaimVerdict(claim, p, support_at))
     readable = [v for v in verdicts if v.p_yes is not None]
     reasoning = _reasoning(verdicts)
     if not readable:
@@ -189,7 +194,16 @@ def verify_claims(
                            not_mentioned=len(readable) - supported),
         samples=(score,),
         attempts=attempts,
+        probabilities=tuple(round(v.p_yes, 4) for v in readable if v.p_yes is not None),
     )
+
+
+_P_RE = re.compile(r"=> (?:NOT )?SUPPORTED \(P=([0-9.]+)\)")
+
+
+def probabilities_in(reasoning: str) -> list[float]:
+    """The claims' P(yes) written in a reasoning of ``verify_claims``, in order."""
+    return [float(x) for x in _P_RE.findall(reasoning)]
 
 
 def _reasoning(verdicts: Sequence[ClaimVerdict]) -> str:

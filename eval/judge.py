@@ -55,6 +55,8 @@ class JudgeResult:
     addresses_question: bool | None = None
     samples: tuple[int, ...] = ()
     attempts: int = 1
+    probabilities: tuple[float, ...] = ()
+    """The claim checker's P(yes) of each readable claim (``eval.claims``)."""
 
     @property
     def fraction(self) -> float | None:

@@ -61,13 +61,16 @@ class Thresholds:
     """Rules of ``combined_label`` on 0..3 scores, checked in this order.
 
     I when ``correctness <= c_lo`` or ``ar <= a_lo``; C when ``correctness >= c_hi`` and
-    ``ar >= a_min``; PC otherwise. ``-1`` disables a lower rule.
+    ``ar >= a_min``; PC otherwise. ``-1`` disables a lower rule. ``support_at`` is the claim
+    checker's P(yes) from which a claim counts as supported (``eval.claims``): on our labelled
+    set, claims of right answers sat at 0.88-1.00 and wrong ones mostly at 0.43-0.82.
     """
 
     c_hi: int = 3
     a_min: int = 2
     c_lo: int = 0
     a_lo: int = 0
+    support_at: float = 0.85
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -77,7 +80,8 @@ class Thresholds:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Thresholds:
-        return cls(**{k: int(v) for k, v in data.items() if k in cls.__dataclass_fields__})
+        return cls(**{k: float(v) if k == "support_at" else int(v)
+                      for k, v in data.items() if k in cls.__dataclass_fields__})
 
     @classmethod
     def from_json(cls, text: str) -> Thresholds:
@@ -97,34 +101,77 @@ def combined_label(
     return "PC"
 
 
-def threshold_grid() -> Iterable[Thresholds]:
-    """Every sensible ``Thresholds`` on 0..3 scores, the defaults first (so they win ties)."""
-    yield Thresholds()
-    for c_hi, a_min, c_lo, a_lo in itertools.product(
-        range(1, 4), range(0, 4), range(-1, 3), range(-1, 3)
-    ):
-        if c_lo < c_hi:
-            yield Thresholds(c_hi=c_hi, a_min=a_min, c_lo=c_lo, a_lo=a_lo)
+SUPPORT_GRID = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
-def fit_thresholds(
-    items: Sequence[tuple[int | None, int | None, str | None]],
-) -> Thresholds:
+def threshold_grid(support: Sequence[float] = ()) -> Iterable[Thresholds]:
+    """Every sensible ``Thresholds`` on 0..3 scores, the defaults first (so they win ties);
+    with ``support`` values, each combined with each of them."""
+    default = Thresholds()
+    yield default
+    for s_at in [default.support_at, *(v for v in support if v != default.support_at)]:
+        for c_hi, a_min, c_lo, a_lo in itertools.product(
+            range(1, 4), range(0, 4), range(-1, 3), range(-1, 3)
+        ):
+            if c_lo < c_hi:
+                yield Thresholds(c_hi=c_hi, a_min=a_min, c_lo=c_lo, a_lo=a_lo, support_at=s_at)
+
+
+Item = tuple[int | None, int | None, str | None] | tuple[
+    int | None, int | None, str | None, Sequence[float] | None]
+
+
+def fit_thresholds(items: Sequence[Item]) -> Thresholds:
     """The thresholds whose labels best agree with the manual ones (linear-weighted kappa,
-    then accuracy). Items with a missing score or manual label are skipped."""
-    usable = [
-        (ar, corr, normalise_label(manual))
-        for ar, corr, manual in items
-        if ar is not None and corr is not None and not is_missing(manual)
-    ]
+    then accuracy). Items with a missing score or manual label are skipped.
+
+    Items are ``(ar, correctness, manual)`` or ``(ar, correctness, manual, claim_p)``; where
+    every usable item has its claims' P(yes), ``support_at`` is fitted too and the correctness
+    score recomputed from them (``eval.claims.score_from_support``).
+    """
+    usable = _usable(items)
     if not usable:
         raise ValueError("no item has both scores and a manual label to fit thresholds on")
-    manual = [m for _, _, m in usable]
+    manual = [m for _, _, m, _ in usable]
+    with_p = all(ps for *_, ps in usable)
     best, best_key = Thresholds(), (-math.inf, -math.inf)
-    for th in threshold_grid():
-        predicted = [combined_label(ar, corr, th) for ar, corr, _ in usable]
+    for th in threshold_grid(SUPPORT_GRID if with_p else ()):
+        predicted = [label_item(it, th, with_p) for it in usable]
         kappa = cohen_kappa(manual, predicted, weights="linear")
         key = (-math.inf if kappa is None else kappa, accuracy(manual, predicted) or 0.0)
         if key > best_key:
             best, best_key = th, key
     return best
+
+
+def _usable(items: Sequence[Item]) -> list[tuple[int, int, str, list[float]]]:
+    return [
+        (int(it[0]), int(it[1]), str(normalise_label(it[2])),
+         list(it[3] or []) if len(it) > 3 else [])  # type: ignore[misc]
+        for it in items
+        if it[0] is not None and it[1] is not None and not is_missing(it[2])
+    ]
+
+
+def label_item(item: tuple[int, int, str, list[float]], th: Thresholds, with_p: bool) -> str | None:
+    """The automated label of a usable item under ``th``; with claim probabilities, the
+    correctness score is recomputed at ``th.support_at``."""
+    from eval.claims import score_from_support
+
+    ar, corr, _, ps = item
+    if with_p and ps:
+        corr = score_from_support(sum(p >= th.support_at for p in ps), len(ps))
+    return combined_label(ar, corr, th)
+
+
+def loo_labels(items: Sequence[Item]) -> tuple[list[str], list[str | None]]:
+    """Leave-one-out: the manual labels, and each item's label under thresholds fitted on all
+    the other items, an honest estimate of how fitted thresholds do on new answers."""
+    usable = _usable(items)
+    with_p = all(ps for *_, ps in usable)
+    predicted: list[str | None] = []
+    for i, it in enumerate(usable):
+        rest = [(a, c, m, ps) for j, (a, c, m, ps) in enumerate(usable) if j != i]
+        th = fit_thresholds(rest) if rest else Thresholds()
+        predicted.append(label_item(it, th, with_p))
+    return [m for _, _, m, _ in usable], predicted

@@ -98,13 +98,15 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     if p.correctness:
         reference = _val(row, "reference_answer")
         if p.verify is not None:
-            cr = verify_claims(p.verify, answer_text, texts, reference)
+            cr = verify_claims(p.verify, answer_text, texts, reference,
+                               support_at=p.thresholds.support_at)
         else:
             fields = correctness_fields(question, answer_text, texts, reference)
             cr = judge_item(p.judge, CORRECTNESS, fields, samples=p.samples)
         corr_score = cr.score
         out.update(correctness_score=cr.score, correctness=cr.fraction,
-                   correctness_reasoning=cr.reasoning or cr.raw, correctness_error=cr.error)
+                   correctness_reasoning=cr.reasoning or cr.raw, correctness_error=cr.error,
+                   correctness_claim_p=list(cr.probabilities) or None)
     out["ar_only"] = ar_only_label(ar.score)
     out["automated"] = (
         combined_label(ar.score, corr_score, p.thresholds) if p.correctness else out["ar_only"]
@@ -224,6 +226,25 @@ def write_reports(
     write_summary(rows, summary, out_dir)
     write_records([to_record(it) for it in items], out_dir / "records.md", hide_urls=hide_urls)
     return summary
+
+
+def relabel(items: list[dict[str, Any]], th: Thresholds) -> list[dict[str, Any]]:
+    """The items labelled again under ``th`` (the claims' correctness recomputed at
+    ``th.support_at`` where their probabilities were recorded); the input is not changed."""
+    from eval.claims import probabilities_in, score_from_support
+
+    out = []
+    for it in items:
+        it = dict(it)
+        ps = it.get("correctness_claim_p") or probabilities_in(
+            str(it.get("correctness_reasoning") or ""))
+        if ps and it.get("correctness_score") is not None:
+            score = score_from_support(sum(p >= th.support_at for p in ps), len(ps))
+            it.update(correctness_score=score, correctness=score / 3)
+        if it.get("ar_score") is not None and it.get("correctness_score") is not None:
+            it["automated"] = combined_label(it["ar_score"], it["correctness_score"], th)
+        out.append(it)
+    return out
 
 
 def load_items(out_dir: Path) -> list[dict[str, Any]]:

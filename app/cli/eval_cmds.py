@@ -117,15 +117,19 @@ def eval_cmd(
 def report(
     out: Path = typer.Argument(..., help="A folder written by `aula eval`."),
     hide_urls: bool = typer.Option(False, "--hide-urls"),
+    thresholds: Path | None = typer.Option(
+        None, "--thresholds", help="Relabel with these thresholds (from `aula fit-labels`)."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Rewrite the reports of an evaluation folder from its stored items."""
-    from eval.run import load_items, write_reports
+    from eval.run import load_items, relabel, write_reports
 
     with one_line_errors():
         items = load_items(out)
         if not items:
             raise ValueError(f"{out}: no evaluated items (run `aula eval` first)")
+        if thresholds is not None:
+            items = relabel(items, _thresholds(thresholds))
         summary = write_reports(items, out, hide_urls=hide_urls)
     _print_summary(summary, out, json_out)
 
@@ -201,6 +205,42 @@ def judge(
     typer.echo(json.dumps(summary, ensure_ascii=False))
 
 
+def judged_items(rows: Any) -> list[tuple[Any, ...]]:
+    """``(ar, correctness, manual, claim_p)`` per judged row, for fitting thresholds."""
+    import pandas as pd
+
+    from eval.claims import probabilities_in
+
+    claim_p = rows.get("correctness_claim_p", pd.Series([None] * len(rows)))
+    reasoning = rows.get("correctness_reasoning", pd.Series([None] * len(rows)))
+    out = []
+    for a, c, m, ps, why in zip(rows.ar_score, rows.correctness_score, rows.manual, claim_p,
+                                reasoning, strict=True):
+        probs = _floats(ps)
+        if probs is None and isinstance(why, str):
+            probs = probabilities_in(why) or None  # runs judged before claim_p was stored
+        out.append((None if pd.isna(a) else int(a), None if pd.isna(c) else int(c), m, probs))
+    return out
+
+
+def cross_validated(items: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """Leave-one-out agreement: each item labelled by thresholds fitted on the others."""
+    from eval.labels import loo_labels
+    from eval.metrics import agreement
+
+    manual, predicted = loo_labels(items)
+    return agreement(manual, predicted)
+
+
+def _floats(value: Any) -> list[float] | None:
+    """Claim probabilities as stored: a list (JSONL), its JSON text (CSV), or nothing."""
+    if isinstance(value, str):
+        value = json.loads(value) if value.strip().startswith("[") else None
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    return [float(v) for v in value]
+
+
 def fit_labels(
     source: Path = typer.Argument(..., help="An `aula eval` folder or a judged JSONL/CSV."),
     out: Path = typer.Option(Path("thresholds.json"), "--out"),
@@ -222,13 +262,16 @@ def fit_labels(
         for col in ("ar_score", "correctness_score", "manual"):
             if col not in rows:
                 raise ValueError(f"{source}: no column {col!r} (judge the items first)")
-        triples = [
-            (None if pd.isna(a) else int(a), None if pd.isna(c) else int(c), m)
-            for a, c, m in zip(rows.ar_score, rows.correctness_score, rows.manual, strict=True)
-        ]
-        th = fit_thresholds(triples)
+        items = judged_items(rows)
+        th = fit_thresholds(items)
+        cv = cross_validated(items)
     out.write_text(th.to_json() + "\n")
     if json_out:
-        print_json(th.to_dict())
+        print_json({"thresholds": th.to_dict(), "cross_validated": cv})
     else:
         typer.echo(f"limiares gravados em {out}: {th.to_json()}")
+        typer.echo(
+            f"validação cruzada (deixa um de fora, n={cv['n']}): acurácia "
+            f"{_f(cv['accuracy'])}, kappa {_f(cv['kappa'])}, kappa linear "
+            f"{_f(cv['kappa_linear'])}  (rótulos previstos por limiares ajustados sem o item)"
+        )

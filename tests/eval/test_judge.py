@@ -205,7 +205,8 @@ def test_combined_label_rules() -> None:
 def test_thresholds_json_round_trip() -> None:
     th = Thresholds(c_hi=2, a_min=3, c_lo=-1, a_lo=1)
     assert Thresholds.from_json(th.to_json()) == th
-    assert json.loads(th.to_json()) == {"c_hi": 2, "a_min": 3, "c_lo": -1, "a_lo": 1}
+    assert json.loads(th.to_json()) == {"c_hi": 2, "a_min": 3, "c_lo": -1, "a_lo": 1,
+                                        "support_at": 0.85}
 
 
 def test_fit_thresholds_recovers_rules_and_skips_missing() -> None:
@@ -229,3 +230,24 @@ def test_normalise_label() -> None:
     assert normalise_label("") is None
     with pytest.raises(ValueError, match="talvez"):
         normalise_label("talvez")
+
+
+def test_fit_learns_the_claim_support_level_and_leave_one_out_is_honest() -> None:
+    from eval.labels import label_item, loo_labels
+
+    # Right answers' claims sit high, wrong ones in the middle: only a high support level
+    # separates them; all relevance scores are 3 (AR alone calls everything C).
+    items = []
+    for i in range(4):
+        items.append((3, 3, "C", [0.97, 0.95 + i / 100]))
+        items.append((3, 3, "I", [0.7, 0.75 - i / 100]))
+        items.append((3, 3, "PC", [0.96, 0.72]))
+    th = fit_thresholds(items)
+    assert 0.75 < th.support_at <= 0.95
+    assert [label_item(it, th, with_p=True) for it in items] == [m for _, _, m, _ in items]
+    manual, predicted = loo_labels(items)
+    assert manual == [m for _, _, m, _ in items] and predicted == manual
+    # With nothing to learn from, leave-one-out says so instead of echoing the fit.
+    noisy = [(3, 3, m, [0.9]) for m in ("C", "I", "PC", "C", "I", "PC")]
+    _, guessed = loo_labels(noisy)
+    assert sum(g == m for g, (_, _, m, _) in zip(guessed, noisy, strict=True)) < len(noisy)
