@@ -19,9 +19,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("ragas")
-
-from eval.ragas_metrics import (  # noqa: E402
+from eval.ragas_metrics import (
     ANSWER_RELEVANCY,
     CONTEXT_PRECISION,
     CONTEXT_RECALL,
@@ -33,7 +31,7 @@ from eval.ragas_metrics import (  # noqa: E402
     ragas_scores,
     strip_markers,
 )
-from tests.app.fake_llm import FakeLLMServer  # noqa: E402
+from tests.app.fake_llm import FakeLLMServer
 
 QUESTION = "Onde ocorre a fotossíntese e o que ela produz?"
 CONTEXTS = [
