@@ -26,6 +26,7 @@ The reasoning it writes is chain-of-thought shaped and reads back through
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 import unicodedata
@@ -121,6 +122,11 @@ def score_from_support(supported: int, total: int) -> int:
     return 2 if 3 * supported >= 2 * total else 1 if 3 * supported >= total else 0
 
 
+def score_at(probabilities: Sequence[float], support_at: float) -> int:
+    """0..3 for claims with these P(yes), a claim supported from ``support_at``."""
+    return score_from_support(sum(p >= support_at for p in probabilities), len(probabilities))
+
+
 @dataclass(frozen=True)
 class ClaimVerdict:
     claim: str
@@ -204,6 +210,18 @@ _P_RE = re.compile(r"=> (?:NOT )?SUPPORTED \(P=([0-9.]+)\)")
 def probabilities_in(reasoning: str) -> list[float]:
     """The claims' P(yes) written in a reasoning of ``verify_claims``, in order."""
     return [float(x) for x in _P_RE.findall(reasoning)]
+
+
+def recorded_probabilities(item: Mapping[str, object]) -> list[float]:
+    """The claims' P(yes) of a judged item: ``correctness_claim_p`` (a list, or its JSON text
+    from a CSV), else read from ``correctness_reasoning`` (runs judged before it was stored)."""
+    value = item.get("correctness_claim_p")
+    if isinstance(value, str) and value.strip().startswith("["):
+        value = json.loads(value)
+    if isinstance(value, list | tuple) and value:
+        return [float(v) for v in value]
+    why = item.get("correctness_reasoning")
+    return probabilities_in(why) if isinstance(why, str) else []
 
 
 def _reasoning(verdicts: Sequence[ClaimVerdict]) -> str:

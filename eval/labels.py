@@ -156,11 +156,11 @@ def _usable(items: Sequence[Item]) -> list[tuple[int, int, str, list[float]]]:
 def label_item(item: tuple[int, int, str, list[float]], th: Thresholds, with_p: bool) -> str | None:
     """The automated label of a usable item under ``th``; with claim probabilities, the
     correctness score is recomputed at ``th.support_at``."""
-    from eval.claims import score_from_support
+    from eval.claims import score_at
 
     ar, corr, _, ps = item
     if with_p and ps:
-        corr = score_from_support(sum(p >= th.support_at for p in ps), len(ps))
+        corr = score_at(ps, th.support_at)
     return combined_label(ar, corr, th)
 
 

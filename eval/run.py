@@ -231,15 +231,14 @@ def write_reports(
 def relabel(items: list[dict[str, Any]], th: Thresholds) -> list[dict[str, Any]]:
     """The items labelled again under ``th`` (the claims' correctness recomputed at
     ``th.support_at`` where their probabilities were recorded); the input is not changed."""
-    from eval.claims import probabilities_in, score_from_support
+    from eval.claims import recorded_probabilities, score_at
 
     out = []
     for it in items:
         it = dict(it)
-        ps = it.get("correctness_claim_p") or probabilities_in(
-            str(it.get("correctness_reasoning") or ""))
+        ps = recorded_probabilities(it)
         if ps and it.get("correctness_score") is not None:
-            score = score_from_support(sum(p >= th.support_at for p in ps), len(ps))
+            score = score_at(ps, th.support_at)
             it.update(correctness_score=score, correctness=score / 3)
         if it.get("ar_score") is not None and it.get("correctness_score") is not None:
             it["automated"] = combined_label(it["ar_score"], it["correctness_score"], th)

@@ -209,18 +209,14 @@ def judged_items(rows: Any) -> list[tuple[Any, ...]]:
     """``(ar, correctness, manual, claim_p)`` per judged row, for fitting thresholds."""
     import pandas as pd
 
-    from eval.claims import probabilities_in
+    from eval.claims import recorded_probabilities
 
-    claim_p = rows.get("correctness_claim_p", pd.Series([None] * len(rows)))
-    reasoning = rows.get("correctness_reasoning", pd.Series([None] * len(rows)))
-    out = []
-    for a, c, m, ps, why in zip(rows.ar_score, rows.correctness_score, rows.manual, claim_p,
-                                reasoning, strict=True):
-        probs = _floats(ps)
-        if probs is None and isinstance(why, str):
-            probs = probabilities_in(why) or None  # runs judged before claim_p was stored
-        out.append((None if pd.isna(a) else int(a), None if pd.isna(c) else int(c), m, probs))
-    return out
+    return [
+        (None if pd.isna(r["ar_score"]) else int(r["ar_score"]),
+         None if pd.isna(r["correctness_score"]) else int(r["correctness_score"]),
+         r["manual"], recorded_probabilities(r) or None)
+        for r in rows.to_dict("records")
+    ]
 
 
 def cross_validated(items: list[tuple[Any, ...]]) -> dict[str, Any]:
@@ -230,15 +226,6 @@ def cross_validated(items: list[tuple[Any, ...]]) -> dict[str, Any]:
 
     manual, predicted = loo_labels(items)
     return agreement(manual, predicted)
-
-
-def _floats(value: Any) -> list[float] | None:
-    """Claim probabilities as stored: a list (JSONL), its JSON text (CSV), or nothing."""
-    if isinstance(value, str):
-        value = json.loads(value) if value.strip().startswith("[") else None
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    return [float(v) for v in value]
 
 
 def fit_labels(
