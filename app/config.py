@@ -54,9 +54,25 @@ class Settings(BaseSettings):
     llm_threads: int = 2
     llm_ctx: int = 8192
     llm_max_tokens: int = 512
-    # Characters of segment text put in the answer prompt: the main lever on CPU answer time
-    # (the embedded 1.5B model reads about 80 tokens/s on 2 threads).
-    llm_context_chars: int = 6000
+    # Characters of segment text in one prompt, for the answerer, the judges and ragas alike
+    # (corpus/context.py): the main lever on CPU answer time (the embedded 1.5B model reads
+    # about 100 tokens/s on 2 threads).
+    context_chars: int = Field(
+        default=6000, validation_alias=AliasChoices("AULA_CONTEXT_CHARS", "AULA_LLM_CONTEXT_CHARS")
+    )
+
+    # Answering (app/answer.py). "gated": the evidence check decides coverage before generation
+    # and the prompt gets only the focused passages that passed; "direct": the top-k windows go
+    # to the generator, which decides itself (suits a strong remote model).
+    answer_strategy: Literal["gated", "direct"] = "gated"
+    gate_candidates: int = 3  # top retrieved windows the evidence check reads
+    gate_file: Path | None = None  # fitted thresholds (aula fit-gate); default: app/gate.json
+    passage_chars: int = 600  # a focused passage: the sentences around the answer
+    answer_passages: int = 2  # at most this many passages in the gated prompt
+    gated_max_tokens: int = 220
+    # Each answer sentence checked against the passage it cites: "mark" flags unsupported ones,
+    # "drop" removes them, "off" skips the check.
+    answer_postcheck: Literal["mark", "drop", "off"] = "mark"
 
     # Judge (evaluation); defaults to the answerer's endpoint.
     judge_base_url: str | None = None

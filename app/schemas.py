@@ -45,12 +45,43 @@ class CitationOut(BaseModel):
     url: str
 
 
+class MomentOut(BaseModel):
+    lecture_id: str
+    title: str
+    start: float = Field(description="seconds: the focused passage's span")
+    end: float
+    answer_start: float = Field(description="seconds: where the answering sentence starts")
+    url: str = Field(description="the video, opening at answer_start")
+    snippet: str
+    score: float = Field(description="retrieval score of the window")
+    p: float | None = Field(None, description="P(the passage answers), from the evidence check")
+    corpus_id: int = -1
+
+
+class SentenceOut(BaseModel):
+    text: str
+    cites: list[int]
+    p: float | None = Field(description="P(the cited passage confirms the sentence)")
+    supported: bool | None
+
+
 class AskOut(BaseModel):
     question: str
-    answer: str | None
-    covered: bool | None
+    answer: str | None = Field(description="None when no answer could be written (see note)")
+    covered: bool | None = Field(
+        description="True: answered from the lectures; False: they don't cover it; None: "
+                    "undecided (the LLM failed)")
     citations: list[CitationOut]
     segments: list[HitOut]
+    moments: list[MomentOut] = Field(
+        default_factory=list, description="the best moments, shown before the answer")
+    confidence: float | None = Field(
+        None, description="answered: P(best passage answers) x mean P(sentences confirmed); "
+                          "declined: 1 - P(best passage answers)")
+    sentences: list[SentenceOut] = Field(
+        default_factory=list, description="answer sentences checked against what they cite")
+    strategy: str = ""
+    note: str = Field("", description="a line for the student when there is no answer")
     timings: dict[str, float] = Field(description="seconds per stage")
     models: dict[str, str]
     error: str | None = None

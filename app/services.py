@@ -25,6 +25,7 @@ class Services:
     llm_endpoint: str
     stack: ExitStack = field(default_factory=ExitStack)
     db: Any = None  # app.db.session.Database, opened in the app's lifespan
+    answerer: Any = None  # app.answerer.Answerer over ``llm`` (None without an LLM)
 
     def close(self) -> None:
         self.stack.close()
@@ -84,4 +85,10 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
         except BaseException:
             stack.close()
             raise
-    return Services(settings, retriever, embedder, llm, endpoint, stack)
+    services = Services(settings, retriever, embedder, llm, endpoint, stack)
+    if llm is not None:
+        from app.answerer import Answerer
+
+        services.answerer = Answerer.from_settings(
+            settings, llm, retriever, lambda texts, kind: embedder.embed(texts, kind))
+    return services

@@ -7,6 +7,7 @@ import os
 import time
 
 ALL = [
+    "answer_quality",
     "ingest_query", "retrieval_quality", "faiss_scale", "ask_latency", "search_load",
     "judge_throughput", "annotate",
 ]

@@ -8,6 +8,8 @@ Layout::
     INDEX_DIR/v000003/lectures.parquet   lecture_id, title, url, course, source, fmt
     INDEX_DIR/v000003/vectors.npy        float32 [n, dim], rows aligned with segments
     INDEX_DIR/v000003/index.faiss        IndexIDMap over Flat-IP (or HNSW / IVF)
+    INDEX_DIR/v000003/cues.parquet       lecture_id, start, end, text: the timed sentences (cues)
+                                         the windows were cut from, for sentence-level focus
 
 Every write builds a complete new version folder beside the live one and then swaps
 ``CURRENT``: an interrupted write leaves the previous version live and untouched.
@@ -33,6 +35,12 @@ import pandas as pd
 FORMAT = 1
 SEGMENT_COLUMNS = ["corpus_id", "lecture_id", "start", "end", "text", "text_hash"]
 LECTURE_COLUMNS = ["lecture_id", "title", "url", "course", "source", "fmt"]
+CUE_COLUMNS = ["lecture_id", "start", "end", "text"]
+
+
+def empty_cues() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(
+        CUE_COLUMNS, ["str", "float64", "float64", "str"], strict=True)})
 
 
 class IndexStoreError(RuntimeError):
@@ -100,6 +108,8 @@ class IndexData:
     vectors: np.ndarray
     faiss_index: Any = None
     row_of: dict[int, int] = field(default_factory=dict)
+    cues: pd.DataFrame | None = None
+    """The timed cues of every lecture (None for an index written before they were kept)."""
 
     def __post_init__(self) -> None:
         self.row_of = {int(c): i for i, c in enumerate(self.segments["corpus_id"].tolist())}
@@ -133,7 +143,7 @@ def empty_data(model_id: str, dim: int, params: dict[str, Any]) -> IndexData:
     segs = pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(
         SEGMENT_COLUMNS, ["int64", "str", "float64", "float64", "str", "str"], strict=True)})
     lecs = pd.DataFrame({c: pd.Series(dtype="str") for c in LECTURE_COLUMNS})
-    return IndexData(manifest, segs, lecs, np.zeros((0, dim), np.float32))
+    return IndexData(manifest, segs, lecs, np.zeros((0, dim), np.float32), cues=empty_cues())
 
 
 class IndexStore:
@@ -164,7 +174,8 @@ class IndexStore:
         segments = pd.read_parquet(path / "segments.parquet")
         lectures = pd.read_parquet(path / "lectures.parquet")
         vectors = np.load(path / "vectors.npy")
-        data = IndexData(manifest, segments, lectures, vectors)
+        cues = pd.read_parquet(path / "cues.parquet") if (path / "cues.parquet").exists() else None
+        data = IndexData(manifest, segments, lectures, vectors, cues=cues)
         if with_faiss:
             faiss = faiss_module()
             index = faiss.read_index(str(path / "index.faiss"))
@@ -214,6 +225,8 @@ class IndexStore:
         segs.to_parquet(tmp / "segments.parquet", index=False)
         data.lectures.reset_index(drop=True).to_parquet(tmp / "lectures.parquet", index=False)
         np.save(tmp / "vectors.npy", data.vectors)
+        if data.cues is not None:
+            data.cues.reset_index(drop=True).to_parquet(tmp / "cues.parquet", index=False)
         manifest = dict(data.manifest)
         manifest.update(
             version=version,
@@ -280,13 +293,15 @@ def merge_lectures(
     embed: Any,
     *,
     progress: bool = False,
+    cues: dict[str, list[tuple[float, float, str]]] | None = None,
 ) -> tuple[IndexData, dict[str, int]]:
     """Replace the segments of the lectures in ``updates`` and keep everything else as is.
 
     ``updates`` maps lecture id -> (metadata row, windows as (start, end, text)). A window equal
     to one already stored for that lecture (same start, end and text) keeps its corpus id and
     vector; new windows get fresh ids after the highest ever used, so no other segment is ever
-    renumbered, and only new text is embedded. Returns the new data and counts.
+    renumbered, and only new text is embedded. ``cues`` (lecture id -> timed sentences) replace
+    the stored cues of those lectures. Returns the new data and counts.
     """
     segs = data.segments
     touched = set(updates)
@@ -343,7 +358,22 @@ def merge_lectures(
     manifest = dict(data.manifest)
     manifest["next_id"] = next_id
     counts = {"embedded": len(to_embed), "reused": reused, "segments": len(rows)}
-    return IndexData(manifest, all_segs, lectures, vectors), counts
+    return IndexData(manifest, all_segs, lectures, vectors,
+                     cues=_merge_cues(data.cues, touched, cues or {})), counts
+
+
+def _merge_cues(
+    old: pd.DataFrame | None, touched: set[str], new: dict[str, list[tuple[float, float, str]]]
+) -> pd.DataFrame | None:
+    """The stored cues with those of ``touched`` lectures replaced by ``new``. An index kept no
+    cues before: it keeps none, unless every lecture left in it comes with cues now."""
+    rows = [(lid, float(a), float(b), t) for lid, cs in new.items() for a, b, t in cs]
+    fresh = pd.DataFrame(rows, columns=CUE_COLUMNS) if rows else empty_cues()
+    if old is None:
+        return fresh if new else None
+    kept = old[~old["lecture_id"].isin(touched)]
+    merged = pd.concat([kept, fresh], ignore_index=True) if len(kept) else fresh
+    return merged.sort_values(["lecture_id", "start"], kind="stable").reset_index(drop=True)
 
 
 def remove_lectures(data: IndexData, lecture_ids: list[str]) -> IndexData:
@@ -353,9 +383,13 @@ def remove_lectures(data: IndexData, lecture_ids: list[str]) -> IndexData:
         raise IndexStoreError(f"no lecture {missing[0]!r} in the index")
     mask = ~data.segments["lecture_id"].isin(lecture_ids)
     lectures = data.lectures[~data.lectures["lecture_id"].isin(lecture_ids)]
+    cues = data.cues
+    if cues is not None:
+        cues = cues[~cues["lecture_id"].isin(lecture_ids)].reset_index(drop=True)
     return IndexData(
         dict(data.manifest),
         data.segments[mask].reset_index(drop=True),
         lectures.reset_index(drop=True),
         np.ascontiguousarray(data.vectors[mask.to_numpy()]),
+        cues=cues,
     )

@@ -86,6 +86,7 @@ def ingest(
     summary.failed += [{"path": str(p), "error": str(e)} for p, e in found.failed]
     count_tokens = getattr(embedder, "count_tokens", None)
     updates: dict[str, tuple[dict[str, str], list[tuple[float, float, str]]]] = {}
+    timed: dict[str, list[tuple[float, float, str]]] = {}
     for item in _iter(found.lectures, progress, "lendo transcrições"):
         if item.skipped:
             summary.duplicates.append(
@@ -107,6 +108,8 @@ def ingest(
             "course": item.meta.course, "source": str(item.path), "fmt": item.fmt,
         }
         updates[item.meta.lecture_id] = (meta, [(w.start, w.end, w.text) for w in windows])
+        timed[item.meta.lecture_id] = [(c.start, c.end, c.text.strip()) for c in cues
+                                       if c.text.strip()]
         summary.lectures.append(
             {"lecture_id": item.meta.lecture_id, "title": item.meta.title, "format": item.fmt,
              "segments": len(windows), "source": str(item.path)}
@@ -129,7 +132,7 @@ def ingest(
         def embed(texts: list[str], progress: bool = False) -> np.ndarray:
             return embedder.embed(texts, "passage", progress=progress)
 
-        new, counts = merge_lectures(data, updates, embed, progress=progress)
+        new, counts = merge_lectures(data, updates, embed, progress=progress, cues=timed)
         new.manifest["index_kind"] = index_kind or new.manifest.get("index_kind", "flat")
         store.write(new)
     summary.embedded = counts["embedded"]

@@ -11,7 +11,7 @@ import numpy as np
 from corpus.bm25 import BM25Index
 from corpus.embed import Embedder
 from corpus.index import IndexData
-from corpus.models import Hit
+from corpus.models import Cue, Hit
 
 Mode = Literal["dense", "bm25", "hybrid"]
 RRF_K = 60
@@ -50,6 +50,25 @@ class Retriever:
         self._lecture = segs["lecture_id"].to_numpy()
         self._bm25 = BM25Index(self._ids.tolist(), segs["text"].tolist()) if len(segs) else None
         self._meta = data.lecture_meta()
+        self._cues: dict[str, tuple[np.ndarray, list[Cue]]] = {}
+        if data.cues is not None and len(data.cues):
+            for lid, frame in data.cues.groupby("lecture_id", sort=False):
+                cues = [Cue(float(a), float(b), str(t)) for a, b, t in
+                        zip(frame["start"], frame["end"], frame["text"], strict=True)]
+                cues.sort(key=lambda c: c.start)
+                self._cues[str(lid)] = (np.array([c.start for c in cues]), cues)
+
+    def cues_for(self, hit: Hit) -> list[Cue]:
+        """The timed cues (sentences) inside ``hit``'s window; empty for an index without cues."""
+        found = self._cues.get(hit.lecture_id)
+        if found is None:
+            return []
+        starts, cues = found
+        lo = int(np.searchsorted(starts, hit.start - 1e-6))
+        while lo > 0 and cues[lo - 1].end > hit.start + 1e-6:
+            lo -= 1
+        hi = int(np.searchsorted(starts, hit.end - 1e-6))
+        return cues[lo:hi]
 
     def search(
         self,

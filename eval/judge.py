@@ -21,13 +21,15 @@ from dataclasses import dataclass, replace
 from string import Formatter
 from typing import Any
 
+from corpus.context import CONTEXT_CHARS, numbered
+
 ChatFn = Callable[[list[dict[str, str]]], str]
 """``chat(messages) -> reply``: one OpenAI-style chat completion (sampling settings are the
 caller's; with ``samples > 1`` it should sample, e.g. temperature 0.7)."""
 
 MAX_SCORE = 3
-DEFAULT_CONTEXT_CHARS = 12_000
-"""About 3.5k tokens of Portuguese: leaves room in an 8k window for prompt, answer and reply."""
+DEFAULT_CONTEXT_CHARS = CONTEXT_CHARS
+"""The answerer's budget (``Settings.context_chars``): the judge reads what the answerer read."""
 
 
 @dataclass(frozen=True)
@@ -92,49 +94,9 @@ def build_messages(prompt: Prompt, **fields: Any) -> list[dict[str, str]]:
 
 
 def format_contexts(texts: Sequence[str], max_chars: int = DEFAULT_CONTEXT_CHARS) -> str:
-    """Segments numbered ``[1] ...`` in rank order, cut to share ``max_chars`` fairly.
-
-    Short segments keep all their text and leave their unused share to the long ones; a cut
-    segment ends at a word boundary with ``…``.
-    """
-    texts = [" ".join(t.split()) for t in texts]
-    if not texts:
-        return "(no segments)"
-    budgets = _share(max(0, max_chars), [len(t) for t in texts])
-    blocks = []
-    for i, (text, budget) in enumerate(zip(texts, budgets, strict=True), start=1):
-        blocks.append(f"[{i}] {_cut(text, budget)}")
-    return "\n\n".join(blocks)
-
-
-def _share(total: int, sizes: list[int]) -> list[int]:
-    """Water-filling: each item gets min(size, equal share of what is left)."""
-    budgets = [0] * len(sizes)
-    left, open_items = total, sorted(range(len(sizes)), key=lambda i: sizes[i])
-    while open_items:
-        share = left // len(open_items)
-        i = open_items[0]
-        if sizes[i] <= share:
-            budgets[i] = sizes[i]
-            left -= sizes[i]
-            open_items.pop(0)
-        else:
-            for j in open_items:
-                budgets[j] = share
-            break
-    return budgets
-
-
-def _cut(text: str, budget: int) -> str:
-    if len(text) <= budget:
-        return text
-    if budget <= 1:
-        return "…"
-    head = text[: budget - 1]
-    space = head.rfind(" ")
-    if space > budget // 2:
-        head = head[:space]
-    return head.rstrip() + "…"
+    """Segments numbered ``[1] ...`` in rank order, cut to share ``max_chars`` fairly (the
+    answerer's water-filling, ``corpus.context``)."""
+    return numbered(texts, max_chars)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -80,6 +80,8 @@ from ragas.metrics.collections import (  # noqa: E402
     Faithfulness,
 )
 
+from corpus.context import CONTEXT_CHARS, fit_texts  # noqa: E402
+
 _analytics.do_not_track.cache_clear()  # in case ragas was imported (and asked) before us
 # instructor logs every failed attempt at ERROR; with no logging set up that lands on stderr
 # (through the tqdm bar). Our per-metric errors carry it; an app that configures logging still
@@ -99,7 +101,7 @@ REFERENCE_METRICS: tuple[str, ...] = (CONTEXT_PRECISION, CONTEXT_RECALL)
 
 LANGUAGES = ("portuguese", "english")
 DEFAULT_TIMEOUT = 120.0
-DEFAULT_CONTEXT_CHARS = 10_000
+DEFAULT_CONTEXT_CHARS = CONTEXT_CHARS
 """About 3k tokens of Portuguese: room in an 8k window for the prompt, examples and reply."""
 MAX_ERROR_CHARS = 400
 
@@ -437,31 +439,8 @@ def _portuguese_prompts() -> dict[str, Any]:
 
 
 def _cut_contexts(texts: Sequence[str], max_chars: int) -> list[str]:
-    """Water-filling: short contexts stay whole, the long ones share what is left; a cut one
-    ends at a word boundary with ``…``. Empty contexts are dropped."""
-    texts = [" ".join(t.split()) for t in texts]
-    texts = [t for t in texts if t]
-    budgets = [0] * len(texts)
-    left, open_items = max(0, max_chars), sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    while open_items:
-        share = left // len(open_items)
-        i = open_items[0]
-        if len(texts[i]) <= share:
-            budgets[i] = len(texts[i])
-            left -= budgets[i]
-            open_items.pop(0)
-        else:
-            for j in open_items:
-                budgets[j] = share
-            break
-    out = []
-    for text, budget in zip(texts, budgets, strict=True):
-        if len(text) > budget:
-            head = text[: max(0, budget - 1)]
-            space = head.rfind(" ")
-            text = (head[:space] if space > budget // 2 else head).rstrip() + "…"
-        out.append(text)
-    return out
+    """The contexts cut to share ``max_chars`` (``corpus.context``); empty ones dropped."""
+    return fit_texts([t for t in texts if t.strip()], max_chars)
 
 
 def strip_markers(answer: str) -> str:

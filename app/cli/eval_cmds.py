@@ -22,6 +22,7 @@ def register(cli: typer.Typer) -> None:
     cli.command()(report)
     cli.command()(judge)
     cli.command("fit-labels")(fit_labels)
+    cli.command("fit-gate")(fit_gate)
 
 
 def _thresholds(path: Path | None):  # type: ignore[no-untyped-def]
@@ -103,7 +104,7 @@ def eval_cmd(
                 search=lambda q, n: services.retriever.search(q, n),
                 answer=lambda q, hits: answer(q, hits, services.llm, embed=embed,
                                                max_tokens=s.llm_max_tokens,
-                                               budget=s.llm_context_chars),
+                                               budget=s.context_chars),
                 k=k, samples=samples, correctness=not no_correctness,
                 thresholds=_thresholds(thresholds),
                 ragas=ragas_scorer(s, services.llm, services.embedder) if ragas else None,
@@ -262,3 +263,52 @@ def fit_labels(
             f"{_f(cv['accuracy'])}, kappa {_f(cv['kappa'])}, kappa linear "
             f"{_f(cv['kappa_linear'])}  (rótulos previstos por limiares ajustados sem o item)"
         )
+
+
+def fit_gate(
+    questions: Path = typer.Argument(..., help="JSON Lines question set with `answerable` and "
+                                     "gold spans (bench/data/answers_3b1b.jsonl)."),
+    split: str = typer.Option("fit", "--split", help="Fit on the questions of this split."),
+    out: Path = typer.Option(Path("gate.json"), "--out", help="Where to write the thresholds."),
+    k: int = typer.Option(10, "-k", help="Segments retrieved per question."),
+    index: Path | None = IndexOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Fit the evidence gate (answer or say "not covered") on a labelled question set and
+    store it; point AULA_GATE_FILE at the file to use it (app/gate.json ships the default)."""
+    from tqdm import tqdm
+
+    from app.evidence import check_passages, fit, read_questions, sample_for
+    from app.services import build_services
+    from corpus.context import focus
+
+    s = settings_for(index)
+    with one_line_errors():
+        qs = read_questions(questions, split)
+        if not qs:
+            raise ValueError(f"{questions}: no question in split {split!r}")
+        services = build_services(s)
+        with services.stack:
+            answerer = services.answerer
+            samples = []
+            for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
+                hits = services.retriever.search(q.question, k)
+                passages = focus(q.question, hits[: answerer.candidates],
+                                 services.retriever.cues_for, answerer.embed,
+                                 chars=answerer.passage_chars)
+                probs = check_passages(services.llm.first_token, q.question, passages)
+                samples.append(sample_for(q, passages, probs, hits))
+            gate = fit(samples, model=str(services.llm.model_id))
+        gate.fitted.update({"questions_file": questions.name, "split": split,
+                            "candidates": answerer.candidates,
+                            "passage_chars": answerer.passage_chars})
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(gate.to_json(), encoding="utf-8")
+        tmp.replace(out)
+    if json_out:
+        print_json(json.loads(gate.to_json()))
+    else:
+        typer.echo(f"gate written to {out}: covered from P={gate.p_covered:.3f} "
+                   f"(score ≥ {gate.min_score:.3f}), passages from P={gate.p_pass:.3f}; "
+                   f"balanced accuracy on {len(samples)} questions "
+                   f"{gate.fitted['balanced_accuracy']:.3f}")

@@ -39,43 +39,76 @@ def ask(
     lecture: list[str] = typer.Option([], "--lecture", help="Only these lecture ids."),
     index: Path | None = IndexOpt,
     hide_urls: bool = typer.Option(False, "--hide-urls", help="Print URLs as 'oculto'."),
+    strategy: str | None = typer.Option(
+        None, "--strategy", help="gated (evidence check first) or direct (AULA_ANSWER_STRATEGY)."),
+    save: bool = typer.Option(
+        False, "--save", help="Store the answer in the review queue (AULA_DATABASE_URL)."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Answer one question and print it as a report record (Markdown), or the /ask JSON."""
-    from fastapi.testclient import TestClient
+    """Answer one question and print it as a report record (Markdown, readable back by
+    `aula report`'s parser), or the /ask JSON. Stores nothing unless --save."""
+    import time
+    from datetime import UTC, datetime
 
-    from app.main import create_app
+    from app.answerer import Answerer
+    from app.api.ask import ask_response
+    from app.schemas import AskIn
+    from app.services import build_services
 
     s = settings_for(index)
-    with one_line_errors(), TestClient(create_app(s)) as client:
-        res = client.post("/ask", json={"question": question, "k": k, "lectures": lecture or None})
-    body = res.json()
-    if res.status_code == 422:
-        typer.echo(f"erro: {body.get('detail')}", err=True)
-        raise typer.Exit(2)
+    if strategy is not None:
+        if strategy not in ("gated", "direct"):
+            typer.echo("erro: --strategy must be gated or direct", err=True)
+            raise typer.Exit(2)
+        s = s.model_copy(update={"answer_strategy": strategy})
+    try:
+        body = AskIn(question=question, k=k, lectures=lecture or None)
+    except ValueError as exc:
+        typer.echo(f"erro: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}", err=True)
+        raise typer.Exit(2) from exc
+    with one_line_errors():
+        services = build_services(s)
+        with services.stack:
+            t0 = time.perf_counter()
+            res = services.retriever.search_timed(body.question, body.k, lectures=body.lectures)
+            timings = {"embedding": res.timings.embed_s, "search": res.timings.search_s}
+            answerer = services.answerer or Answerer.from_settings(s, services.llm)
+            reply = answerer.run(body.question, res.hits)
+            timings.update({f"llm_{k}": v for k, v in reply.timings.items()})
+            timings["total"] = time.perf_counter() - t0
+            out = ask_response(services, body.question, res.hits, reply, timings)
+        if save and (out.answer is not None):
+            from app.db import store
+            from app.db.session import open_database
+
+            db = open_database(s.database_url, timeout=s.database_timeout)
+            try:
+                with db.write() as session:
+                    saved = store.save_answer(session, out.model_dump(), datetime.now(UTC))
+            finally:
+                db.close()
+            typer.echo(f"guardada para revisão: #{saved}", err=True)
+    data = out.model_dump()
     if json_out:
-        print_json(body)
+        print_json(data)
     else:
-        typer.echo(render_answer_markdown(body, hide_urls=hide_urls))
-    if body.get("error"):
-        typer.echo(f"erro: {body['error']}", err=True)
+        typer.echo(render_answer_markdown(data, hide_urls=hide_urls))
+    if data.get("error"):
+        typer.echo(f"erro: {data['error']}", err=True)
         raise typer.Exit(1)
 
 
 def render_answer_markdown(body: dict, *, hide_urls: bool = False) -> str:  # type: ignore[type-arg]
-    """The first half of a report record: question, segments, answer, references."""
+    """A report record (the reference's shape, parsed back by ``eval.record.parse_records``):
+    question, segments, answer, references; a reply without an answer prints its note."""
     from corpus.models import Hit
-    from corpus.render import fmt_ts, hit_markdown
+    from corpus.render import fmt_ts
+    from eval.record import Record, Reference, render_record
 
-    parts = [f"**Pergunta**: {body['question']}", "", "**Segmentos recuperados pelo E5**:"]
-    for h in body["segments"]:
-        parts += [hit_markdown(Hit(**h), hide_url=hide_urls), ""]
-    parts += ["", f"**Resposta gerada pelo LLM**: {body.get('answer') or '—'}", "",
-              "**Referências**:"]
+    refs = []
     for c in body.get("citations", []):
-        if hide_urls:
-            parts.append("- [Vídeo de referência oculto]()")
-        else:
-            label = f"{c['title'] or c['lecture_id']} ({fmt_ts(c['start'])}–{fmt_ts(c['end'])})"
-            parts.append(f"- [{label}]({c['url']})")
-    return "\n".join(parts)
+        label = f"{c['title'] or c['lecture_id']} ({fmt_ts(c['start'])}–{fmt_ts(c['end'])})"
+        refs.append(Reference(label, c["url"], c["start"], c["end"]))
+    answer = body.get("answer") or body.get("note") or ""
+    rec = Record("1", body["question"], [Hit(**h) for h in body["segments"]], answer, refs)
+    return render_record(rec, hide_urls=hide_urls).rstrip()

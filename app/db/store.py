@@ -107,6 +107,9 @@ def save_answer(s: Session, out: Mapping[str, Any], now: datetime) -> int:
         models=dict(out.get("models") or {}),
         timings=dict(out.get("timings") or {}),
         lectures=lectures_key(segments),
+        confidence=out.get("confidence"),
+        evidence={k: out.get(k) for k in ("strategy", "moments", "sentences")}
+        if out.get("strategy") else None,
         version=1,
     )
     s.add(row)
@@ -127,6 +130,8 @@ def item(row: StoredAnswer) -> dict[str, Any]:
         "models": row.models,
         "timings": row.timings,
         "lectures": [x for x in row.lectures.split("|") if x],
+        "confidence": row.confidence,
+        "evidence": row.evidence,
         "ar": row.ar,
         "ar_score": row.ar_score,
         "automated": row.automated,
@@ -149,6 +154,8 @@ def summary(row: StoredAnswer) -> dict[str, Any]:
         "created_at": row.created_at.isoformat(),
         "question": row.question,
         "lectures": [x for x in row.lectures.split("|") if x],
+        "confidence": row.confidence,
+        "evidence": row.evidence,
         "ar": row.ar,
         "automated": row.automated,
         "manual": row.manual,

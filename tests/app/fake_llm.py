@@ -152,8 +152,16 @@ def _completion(reply: str, model: str) -> dict[str, Any]:
 
 
 def _logprobs(reply: str) -> dict[str, Any]:
-    """The reply's first word as the first token, at probability 0.9, and "?" at 0.1."""
+    """The reply's first word as the first token, at probability 0.9, and "?" at 0.1; a reply
+    ``"SIM@0.7"`` gives P(SIM) 0.7 and P(NÃO) 0.3 (for yes/no checks at a chosen level)."""
     token = (reply.split() or [""])[0]
+    if "@" in token:
+        word, p = token.split("@", 1)
+        alts = [{"token": word, "logprob": math.log(float(p)), "bytes": None},
+                {"token": "NÃO" if word == "SIM" else "SIM",
+                 "logprob": math.log(max(1e-9, 1 - float(p))), "bytes": None}]
+        return {"content": [{"token": word, "logprob": alts[0]["logprob"], "bytes": None,
+                             "top_logprobs": alts}]}
     alts = [{"token": token, "logprob": math.log(0.9), "bytes": None},
             {"token": "?", "logprob": math.log(0.1), "bytes": None}]
     return {"content": [{"token": token, "logprob": math.log(0.9), "bytes": None,

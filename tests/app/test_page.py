@@ -30,7 +30,7 @@ def responder(messages: list[dict]) -> str:
 @pytest.fixture(scope="module")
 def site(sample_index) -> Iterator[str]:  # type: ignore[no-untyped-def]
     with FakeLLMServer(responder) as llm:
-        settings = Settings(index_dir=sample_index.root, llm_base_url=llm.base_url,
+        settings = Settings(answer_strategy="direct", index_dir=sample_index.root, llm_base_url=llm.base_url,
                             llm_model="fake-model")
         with ServedApp(create_app(settings)) as srv:
             yield srv.url

@@ -9,6 +9,8 @@ const citesEl = document.getElementById("citations");
 const segBox = document.getElementById("segments-box");
 const segsEl = document.getElementById("segments");
 const count = document.getElementById("count");
+const momBox = document.getElementById("moments-box");
+const momEl = document.getElementById("moments");
 
 const ts = (s) => {
   s = Math.max(0, Math.round(s));
@@ -38,6 +40,18 @@ function renderSegments(hits) {
   segBox.hidden = hits.length === 0;
 }
 
+function renderMoments(moments) {
+  // the best moments, before the answer: title, time (link at the answering second), snippet
+  momEl.replaceChildren(...moments.map((m, i) => {
+    const label = `${m.title || m.lecture_id} — ${ts(m.answer_start)}`;
+    return el("li", { id: "moment-" + (i + 1) },
+      m.url ? el("a", { href: m.url, target: "_blank", rel: "noopener", className: "moment" }, label)
+            : label,
+      el("div", { className: "snippet" }, m.snippet));
+  }));
+  momBox.hidden = moments.length === 0;
+}
+
 function videoLink(url, start) {
   const t = Math.floor(start);
   if (/youtube\.com|youtu\.be/.test(url)) {
@@ -46,22 +60,40 @@ function videoLink(url, start) {
   return url.split("#")[0] + "#t=" + t;
 }
 
-function renderAnswer(text, citations) {
+function withCites(text, byN) {
   // [n] markers become links to the cited second of the video
-  const byN = {};
-  citations.forEach((c) => c.n.forEach((n) => { byN[n] = c; }));
-  answerEl.replaceChildren();
+  const out = [];
   let last = 0;
   for (const m of text.matchAll(/\[(\d+)\]/g)) {
-    answerEl.append(text.slice(last, m.index));
+    out.push(text.slice(last, m.index));
     const c = byN[Number(m[1])];
-    answerEl.append(c && c.url
+    out.push(c && c.url
       ? el("a", { className: "cite", href: c.url, target: "_blank", rel: "noopener",
           title: `${c.title} ${ts(c.start)}–${ts(c.end)}` }, m[0])
       : m[0]);
     last = m.index + m[0].length;
   }
-  answerEl.append(text.slice(last));
+  out.push(text.slice(last));
+  return out;
+}
+
+function renderAnswer(text, citations, sentences) {
+  const byN = {};
+  citations.forEach((c) => c.n.forEach((n) => { byN[n] = c; }));
+  answerEl.replaceChildren();
+  // sentences the cited passage does not confirm are marked
+  const weak = (sentences || []).filter((x) => x.supported === false).map((x) => x.text);
+  let rest = text;
+  for (const w of weak) {
+    const at = rest.indexOf(w);
+    if (at < 0) continue;
+    answerEl.append(...withCites(rest.slice(0, at), byN));
+    answerEl.append(el("mark", { className: "unsupported",
+      title: "Esta frase não foi confirmada pelo trecho citado" }, ...withCites(w, byN)),
+      el("span", { className: "flag" }, " (não confirmada)"));
+    rest = rest.slice(at + w.length);
+  }
+  answerEl.append(...withCites(rest, byN));
   citesEl.replaceChildren();
   citations.forEach((c) => {
     const label = `${c.title || c.lecture_id}, ${ts(c.start)}–${ts(c.end)}`;
@@ -79,6 +111,7 @@ form.addEventListener("submit", async (e) => {
   statusEl.className = "";
   statusEl.textContent = "Buscando nos trechos das aulas…";
   answerEl.textContent = ""; citesEl.replaceChildren(); answerBox.hidden = true;
+  momEl.replaceChildren(); momBox.hidden = true;
   let text = "";
   try {
     const res = await fetch("/ask/stream", {
@@ -108,14 +141,32 @@ form.addEventListener("submit", async (e) => {
         const payload = JSON.parse(data);
         if (ev === "segments") {
           renderSegments(payload);
-          statusEl.textContent = "Escrevendo a resposta…";
-          answerBox.hidden = false;
+          statusEl.textContent = "Procurando o momento que responde…";
+        } else if (ev === "moments") {
+          renderMoments(payload.moments || []);
+          if (payload.covered === false) {
+            statusEl.textContent = "As aulas não parecem cobrir esta pergunta.";
+          } else {
+            statusEl.textContent = "Escrevendo a resposta…";
+            answerBox.hidden = false;
+          }
         } else if (ev === "delta") {
+          answerBox.hidden = false;
           text += payload; answerEl.textContent = text;
         } else if (ev === "done") {
-          renderAnswer(payload.answer || "", payload.citations || []);
-          statusEl.textContent = payload.covered === false
-            ? "As aulas não parecem cobrir esta pergunta." : "";
+          if (payload.moments) renderMoments(payload.moments);
+          if (payload.answer == null) {
+            answerBox.hidden = true;
+            statusEl.className = "note";
+            statusEl.textContent = payload.note || "Não foi possível escrever a resposta.";
+          } else if (payload.covered === false) {
+            answerBox.hidden = true;
+            statusEl.textContent = payload.answer;
+          } else {
+            answerBox.hidden = false;
+            renderAnswer(payload.answer, payload.citations || [], payload.sentences);
+            statusEl.textContent = "";
+          }
         } else if (ev === "error") {
           renderSegments(payload.segments || []);
           throw new Error(payload.error || "falha ao gerar a resposta");

@@ -121,6 +121,13 @@ function render(item) {
         ` (score ${Number(h.score).toFixed(3)}${cited[k + 1] ? ", citado" : ""})`),
       el("div", { className: "text" }, h.text));
   }));
+  $("auto-confidence").textContent = item.confidence == null ? "—"
+    : `${Math.round(item.confidence * 100)}%` + (item.covered === false ? " (recusou: não coberta)" : "");
+  const sents = (item.evidence && item.evidence.sentences) || [];
+  const weak = sents.filter((x) => x.supported === false);
+  $("auto-unsupported").textContent = sents.length === 0 ? "—"
+    : weak.length === 0 ? `nenhuma (${sents.length} verificadas)`
+    : weak.map((x) => `“${x.text}” (P=${Number(x.p).toFixed(2)})`).join(" · ");
   $("auto-ar").textContent = item.ar == null ? "—" : item.ar.toFixed(2);
   $("auto-label").textContent = item.automated || (item.judge_error ? "erro" : "—");
   $("auto-reasoning").textContent = item.reasoning || item.judge_error || "—";

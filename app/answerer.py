@@ -1,0 +1,399 @@
+"""What a student gets for a question: the best moments first, then a cited answer or a plain
+"not covered", never a blank page.
+
+Two strategies (``Settings.answer_strategy``):
+
+- ``gated`` (default, for the embedded 1.5B model): the top windows are focused to the sentences
+  around the answer (``corpus.context.focus``); the evidence check (``app.evidence``) asks the
+  LLM, passage by passage, whether it answers, and the fitted ``Gate`` decides coverage *before*
+  generation. Covered: the generator gets only the passages that passed, with no escape
+  sentence. Not covered: the reply says so and lists the closest moments. Each answer sentence is
+  then checked against the passage it cites (``eval.claims``) and marked (or dropped) when the
+  passage does not confirm it.
+- ``direct`` (the earlier behaviour, for a strong remote model): the top windows go to the
+  generator, which may answer with the fixed not-covered sentence.
+
+``Answerer.events`` yields, in order: ``Moments`` (as soon as retrieval and the check are done),
+answer text deltas (``str``), then the final ``Reply``. An LLM that is down, slow or gives no
+logprobs degrades to the evidence-only reply with the reason in ``Reply.error``; nothing raises.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.answer import (
+    MAX_TOKENS,
+    NOT_COVERED,
+    Answer,
+    Lang,
+    answer_stream,
+    detect_language,
+    fmt_clock,
+)
+from app.citations import MARKER_RE, EmbedFn, cite, cited_numbers, sentence_spans, video_link
+from app.evidence import Gate, check_passages, features, passage_block
+from app.llm import LLMError
+from corpus.context import CONTEXT_CHARS, PASSAGE_CHARS, Passage, cut, focus, numbered, squash
+from corpus.models import Cue, Hit
+
+log = logging.getLogger(__name__)
+
+Strategy = Literal["gated", "direct"]
+PostCheck = Literal["mark", "drop", "off"]
+SNIPPET_CHARS = 280
+
+DECLINED: dict[Lang, str] = {
+    "pt": "As aulas não parecem cobrir esta pergunta. Os momentos mais próximos estão abaixo.",
+    "en": "The lectures don't seem to cover this question. The closest moments are listed below.",
+}
+FAILED: dict[Lang, str] = {
+    "pt": "Não consegui escrever a resposta agora ({why}). Os momentos das aulas que encontrei "
+          "estão abaixo.",
+    "en": "I couldn't write the answer right now ({why}). The lecture moments I found are "
+          "listed below.",
+}
+
+_GATED_PROMPTS: dict[Lang, dict[str, str]] = {
+    "pt": {
+        "system": (
+            "Você é um monitor que responde perguntas de estudantes usando SOMENTE os trechos "
+            "de aulas gravadas dados abaixo.\n"
+            "Regras:\n"
+            "1. Responda em português, de forma clara e direta, em no máximo quatro frases.\n"
+            "2. Use apenas a informação dos trechos. Não invente nada.\n"
+            "3. Termine cada frase com o número do trecho de onde ela veio entre colchetes, "
+            "por exemplo [1] ou [1, 2]."
+        ),
+        "segments": "Trechos das aulas:",
+        "segment": "[{n}] Aula: {title} ({span})",
+        "question": "Pergunta do estudante: {question}",
+        "reminder": "Responda à pergunta com base nos trechos acima, citando-os como [n].",
+    },
+    "en": {
+        "system": (
+            "You are a teaching assistant who answers students' questions using ONLY the "
+            "recorded lecture excerpts below (they may be in Portuguese).\n"
+            "Rules:\n"
+            "1. Answer in English, clearly and directly, in at most four sentences.\n"
+            "2. Use only the information in the excerpts. Do not make anything up.\n"
+            "3. End each sentence with the number of the excerpt it comes from in square "
+            "brackets, for example [1] or [1, 2]."
+        ),
+        "segments": "Lecture excerpts:",
+        "segment": "[{n}] Lecture: {title} ({span})",
+        "question": "Student's question: {question}",
+        "reminder": "Answer the question from the excerpts above, citing them as [n].",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A moment of a lecture shown to the student: where, a link at the answer's second, a
+    snippet, and the evidence check's P (None when it was not checked)."""
+
+    lecture_id: str
+    title: str
+    start: float
+    end: float
+    answer_start: float
+    url: str
+    snippet: str
+    score: float
+    p: float | None = None
+    corpus_id: int = -1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Moments:
+    """The first event: the best moments, and the coverage decision when it is already made."""
+
+    moments: list[Moment]
+    covered: bool | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class SentenceCheck:
+    text: str
+    cites: list[int]
+    p: float | None
+    supported: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Reply:
+    """The final result: the answer (None when generation failed), the moments, the decision."""
+
+    question: str
+    language: Lang
+    strategy: Strategy
+    moments: list[Moment]
+    answer: Answer | None
+    covered: bool | None
+    confidence: float | None = None
+    sentences: list[SentenceCheck] = field(default_factory=list)
+    note: str = ""
+    error: str | None = None
+    reason: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    contexts: list[str] = field(default_factory=list)
+    """The passage texts the generator read (what a judge should check the answer against)."""
+
+    @property
+    def text(self) -> str:
+        return self.answer.text if self.answer is not None else self.note
+
+
+def _moment(passage: Passage, p: float | None) -> Moment:
+    h = passage.hit
+    return Moment(h.lecture_id, h.title or h.lecture_id, passage.start, passage.end,
+                  passage.answer_start, video_link(h.url, passage.answer_start),
+                  cut(passage.text, SNIPPET_CHARS), round(float(h.score), 4),
+                  None if p is None else round(p, 4), h.corpus_id)
+
+
+def _hit_moment(hit: Hit) -> Moment:
+    return Moment(hit.lecture_id, hit.title or hit.lecture_id, hit.start, hit.end, hit.start,
+                  video_link(hit.url, hit.start), cut(squash(hit.text), SNIPPET_CHARS),
+                  round(float(hit.score), 4), None, hit.corpus_id)
+
+
+def gated_messages(question: str, passages: Sequence[Passage], lang: Lang
+                   ) -> list[dict[str, str]]:
+    """The generator's prompt: the passages that passed, numbered, and no escape sentence."""
+    p = _GATED_PROMPTS[lang]
+    blocks = []
+    for n, ps in enumerate(passages, start=1):
+        span = f"{fmt_clock(ps.start)}–{fmt_clock(ps.end)}"
+        head = p["segment"].format(n=n, title=ps.hit.title or ps.hit.lecture_id, span=span)
+        blocks.append(f"{head}\n{ps.text}")
+    user = "\n\n".join([p["segments"], *blocks, p["question"].format(question=question.strip()),
+                        p["reminder"]])
+    return [{"role": "system", "content": p["system"]}, {"role": "user", "content": user}]
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc)
+    if "timed out" in text:
+        return "o modelo demorou demais"
+    if "cannot connect" in text or "failed after" in text:
+        return "o modelo de linguagem não está disponível"
+    return "o modelo de linguagem falhou"
+
+
+def _short_en(exc: Exception) -> str:
+    text = str(exc)
+    if "timed out" in text:
+        return "the model took too long"
+    if "cannot connect" in text or "failed after" in text:
+        return "the language model is unavailable"
+    return "the language model failed"
+
+
+@dataclass
+class Answerer:
+    """Answers questions over retrieved hits with one LLM client, by the chosen strategy."""
+
+    llm: Any
+    embed: EmbedFn | None = None
+    cues_for: Callable[[Hit], Sequence[Cue]] = lambda _hit: ()
+    strategy: Strategy = "gated"
+    gate: Gate = field(default_factory=Gate)
+    candidates: int = 3
+    passage_chars: int = PASSAGE_CHARS
+    max_passages: int = 2
+    context_chars: int = CONTEXT_CHARS
+    max_tokens: int = MAX_TOKENS
+    gated_max_tokens: int = 220
+    postcheck: PostCheck = "mark"
+
+    @classmethod
+    def from_settings(cls, settings: Any, llm: Any, retriever: Any = None,
+                      embed: EmbedFn | None = None) -> Answerer:
+        cues_for = retriever.cues_for if retriever is not None else (lambda _hit: ())
+        return cls(
+            llm=llm, embed=embed, cues_for=cues_for, strategy=settings.answer_strategy,
+            gate=Gate.load(settings.gate_file), candidates=settings.gate_candidates,
+            passage_chars=settings.passage_chars, max_passages=settings.answer_passages,
+            context_chars=settings.context_chars, max_tokens=settings.llm_max_tokens,
+            gated_max_tokens=settings.gated_max_tokens, postcheck=settings.answer_postcheck,
+        )
+
+    def run(self, question: str, hits: Sequence[Hit]) -> Reply:
+        """The final reply, without the intermediate events."""
+        final: Reply | None = None
+        for event in self.events(question, hits):
+            if isinstance(event, Reply):
+                final = event
+        assert final is not None
+        return final
+
+    def events(self, question: str, hits: Sequence[Hit]
+               ) -> Iterator[Moments | str | Reply]:
+        lang = detect_language(question)
+        if self.strategy == "direct":
+            yield from self._direct(question, hits, lang)
+        else:
+            yield from self._gated(question, hits, lang)
+
+    # --- direct ----------------------------------------------------------------------------
+    def _direct(self, question: str, hits: Sequence[Hit], lang: Lang
+                ) -> Iterator[Moments | str | Reply]:
+        moments = [_hit_moment(h) for h in hits]
+        yield Moments(moments, None if hits else False)
+        t0 = time.perf_counter()
+        final: Answer | None = None
+        try:
+            for piece in answer_stream(question, hits, self.llm, self.embed,
+                                       max_tokens=self.max_tokens, budget=self.context_chars):
+                if isinstance(piece, str):
+                    yield piece
+                else:
+                    final = piece
+        except LLMError as exc:
+            yield self._failed(question, lang, "direct", moments, exc,
+                               {"generate": time.perf_counter() - t0})
+            return
+        assert final is not None
+        yield Reply(question, lang, "direct", moments, final, final.covered,
+                    timings=dict(final.timings), contexts=[h.text for h in hits])
+
+    # --- gated -----------------------------------------------------------------------------
+    def _gated(self, question: str, hits: Sequence[Hit], lang: Lang
+               ) -> Iterator[Moments | str | Reply]:
+        timings: dict[str, float] = {}
+        if not hits:
+            yield Moments([], False, "no segments")
+            yield Reply(question, lang, "gated", [], self._declined(lang), False,
+                        reason="no segments", timings=timings)
+            return
+        t0 = time.perf_counter()
+        passages = focus(question, hits[: max(1, self.candidates)], self.cues_for, self.embed,
+                         chars=self.passage_chars)
+        timings["focus"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        try:
+            probs = check_passages(self.llm.first_token, question, passages)
+        except LLMError as exc:
+            moments = [_moment(p, None) for p in passages]
+            yield Moments(moments, None, "evidence check failed")
+            timings["check"] = time.perf_counter() - t0
+            yield self._failed(question, lang, "gated", moments, exc, timings)
+            return
+        timings["check"] = time.perf_counter() - t0
+        feats = features(question, passages, probs, hits)
+        decision = self.gate.decide(probs, [h.score for h in hits], self.max_passages, feats)
+        rest = [i for i in sorted(range(len(passages)),
+                                  key=lambda i: -(probs[i] if probs[i] is not None else -1))
+                if i not in decision.order]
+        moments = [_moment(passages[i], probs[i]) for i in [*decision.order, *rest]]
+        yield Moments(moments, decision.covered, decision.reason)
+        if not decision.covered:
+            conf = None if decision.best_p is None else round(1.0 - decision.best_p, 4)
+            yield Reply(question, lang, "gated", moments, self._declined(lang), False,
+                        confidence=conf, reason=decision.reason, timings=timings)
+            return
+        chosen = [passages[i] for i in decision.order]
+        messages = gated_messages(question, chosen, lang)
+        t0 = time.perf_counter()
+        first: float | None = None
+        parts: list[str] = []
+        try:
+            for delta in self.llm.stream(messages, temperature=0.0,
+                                         max_tokens=self.gated_max_tokens):
+                if first is None:
+                    first = time.perf_counter() - t0
+                parts.append(delta)
+                yield delta
+        except LLMError as exc:
+            timings["generate"] = time.perf_counter() - t0
+            yield self._failed(question, lang, "gated", moments, exc, timings)
+            return
+        timings["generate"] = time.perf_counter() - t0
+        timings["first_token"] = first or 0.0
+        as_hits = [p.as_hit() for p in chosen]
+        # The answer's link opens where the supporting sentence starts.
+        cite_hits = [Hit(h.corpus_id, h.score, h.lecture_id, h.title, h.url, p.answer_start,
+                         p.end, h.text) for h, p in zip(as_hits, chosen, strict=True)]
+        raw = "".join(parts).strip()
+        text, citations = cite(raw, cite_hits, self.embed)
+        if not cited_numbers(text) and len(chosen) == 1:
+            text, citations = cite(_cite_all(text), cite_hits)
+        t0 = time.perf_counter()
+        checks: list[SentenceCheck] = []
+        if self.postcheck != "off":
+            try:
+                checks = self._postcheck(text, chosen)
+            except LLMError as exc:  # the answer stands; it is just not checked
+                log.warning("post-check failed: %s", exc)
+        timings["postcheck"] = time.perf_counter() - t0
+        if self.postcheck == "drop" and any(c.supported is False for c in checks):
+            text = _drop_unsupported(text, checks)
+            text, citations = cite(text, cite_hits)
+        answer = Answer(text, citations, True, self.llm.model_id, lang, dict(timings),
+                        len(chosen))
+        readable = [c.p for c in checks if c.p is not None]
+        conf = decision.best_p or 0.0
+        if readable:
+            conf *= statistics.fmean(readable)
+        yield Reply(question, lang, "gated", moments, answer, True, confidence=round(conf, 4),
+                    sentences=checks, reason=decision.reason, timings=timings,
+                    contexts=[p.text for p in chosen])
+
+    def _postcheck(self, text: str, passages: Sequence[Passage]) -> list[SentenceCheck]:
+        """Each cited sentence against the passages it cites (first-token P(SIM))."""
+        from eval.claims import SUPPORT_AT, claim_messages, yes_probability
+
+        out: list[SentenceCheck] = []
+        for a, b in sentence_spans(text):
+            sentence = text[a:b]
+            cites = [n for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+            claim = squash(MARKER_RE.sub("", sentence))
+            if not cites or len(claim) < 12:
+                out.append(SentenceCheck(sentence, cites, None, None))
+                continue
+            texts = [passages[n - 1].text for n in cites]
+            block = passage_block(texts[0]) if len(texts) == 1 else numbered(
+                texts, sum(len(t) for t in texts) + 50)
+            reply, probs = self.llm.first_token(claim_messages(claim, block))
+            p = yes_probability(reply, probs)
+            out.append(SentenceCheck(sentence, cites, None if p is None else round(p, 4),
+                                     None if p is None else p >= SUPPORT_AT))
+        return out
+
+    def _declined(self, lang: Lang) -> Answer:
+        return Answer(DECLINED[lang], [], False, self.llm.model_id, lang)
+
+    def _failed(self, question: str, lang: Lang, strategy: Strategy, moments: list[Moment],
+                exc: Exception, timings: dict[str, float]) -> Reply:
+        why = _short(exc) if lang == "pt" else _short_en(exc)
+        return Reply(question, lang, strategy, moments, None, None, note=FAILED[lang].format(
+            why=why), error=str(exc), reason="llm failed", timings=timings)
+
+
+def _cite_all(text: str) -> str:
+    """A one-passage answer the model left uncited: each sentence comes from passage 1."""
+    out = text
+    for a, b in reversed(sentence_spans(text)):
+        body = out[a:b].rstrip(".!?:;")
+        out = out[:a] + f"{body} [1]{out[a + len(body):b]}" + out[b:]
+    return out
+
+
+def _drop_unsupported(text: str, checks: Sequence[SentenceCheck]) -> str:
+    keep = [c.text for c in checks if c.supported is not False]
+    return re.sub(r"[ \t]+\n", "\n", " ".join(keep)).strip()

@@ -1,0 +1,348 @@
+"""The evidence check: does a retrieved passage answer the question? Decided before generation.
+
+Each of the top candidates, focused to the sentences around the answer (``corpus.context``), is
+put to the LLM as a yes/no question, and P(SIM) is read from the first token's logprobs
+(``LLMClient.first_token``, as the claim checker does). The prompt has the claim checker's shape
+(same system text, the passage first), so when the answer's sentences are checked afterwards
+against the same passage, a server with a prompt cache (llama.cpp) reads the passage once.
+
+``Gate`` turns the probabilities and the retrieval scores into a decision with thresholds fitted
+by ``aula fit-gate`` on a labelled question set (``fit``) and stored as JSON (``app/gate.json``
+ships the ones fitted on our bench's fitting half with the embedded model):
+
+- covered when the best P(SIM) reaches ``p_covered`` and the top retrieval score ``min_score``;
+- the passages that go to the generator are those with P(SIM) from ``p_pass`` (the best one
+  always), best first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from corpus.context import Passage, numbered
+from eval.claims import SYSTEM, yes_probability
+
+DEFAULT_GATE_FILE = Path(__file__).with_name("gate.json")
+
+GATE_USER = (
+    "TEXTO (transcrição de uma aula):\n{contexts}\n\n"
+    "PERGUNTA DE UM ESTUDANTE: {question}\n\n"
+    "O TEXTO explica o que a PERGUNTA pede? Responda SIM ou NÃO."
+)
+
+FirstToken = Callable[[list[dict[str, str]]], tuple[str, Mapping[str, float] | None]]
+
+
+def passage_block(text: str) -> str:
+    """A passage as the gate and the claim checker show it (identical, for the prompt cache)."""
+    return numbered([text], max(len(text), 1) + 10)
+
+
+def gate_messages(question: str, passage_text: str) -> list[dict[str, str]]:
+    user = GATE_USER.format(contexts=passage_block(passage_text), question=question.strip())
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def check_passages(
+    ask: FirstToken, question: str, passages: Sequence[Passage]
+) -> list[float | None]:
+    """P(the passage answers the question) for each passage; None when unreadable.
+
+    Errors of ``ask`` (``LLMError``) propagate: the caller degrades to the evidence-only reply.
+    """
+    out: list[float | None] = []
+    for p in passages:
+        text, probs = ask(gate_messages(question, p.text))
+        out.append(yes_probability(text, probs))
+    return out
+
+
+_STUDENT_WORDS = frozenset(
+    "pq porque oq q vc voce voces tb tbm hj qdo qnd qual quais como onde quando entao entender "
+    "entendi aula aulas professor video videos explica explicar explique sobre alguem pode "
+    "gente seria fazer faz funciona isso esse essa pra para com sem mais menos muito qual "
+    "what when where which does have that this with from about explain video lecture".split()
+)
+
+
+def _fold(text: str) -> str:
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def term_coverage(question: str, texts: Sequence[str]) -> float:
+    """Share of the question's content words (4+ letters, not stop words) that the retrieved
+    windows contain (a 5-letter prefix match, accent-blind): the terms of a question about
+    another subject ("tcp", "dataframe") are missing from the lectures altogether."""
+    import re
+
+    from app.answer import _STOPWORDS
+
+    stop = _STOPWORDS["pt"] | _STOPWORDS["en"]
+    terms = {w for w in re.findall(r"[a-z0-9]+", _fold(question))
+             if len(w) >= 4 and w not in stop and w not in _STUDENT_WORDS}
+    if not terms:
+        return 1.0
+    words = set(re.findall(r"[a-z0-9]+", _fold(" ".join(texts))))
+    prefixes = {w[:5] for w in words if len(w) >= 5} | words
+    return sum(t[:5] in prefixes for t in terms) / len(terms)
+
+
+FEATURES = ("best_p", "top_score", "best_sim", "term_cov")
+
+
+def features(question: str, passages: Sequence[Passage], probs: Sequence[float | None],
+             hits: Sequence[Any]) -> dict[str, float]:
+    """The signals the gate weighs, all known before generation (no extra LLM call)."""
+    return {
+        "best_p": max((p for p in probs if p is not None), default=0.0),
+        "top_score": max((float(h.score) for h in hits), default=0.0),
+        "best_sim": max((p.similarity for p in passages), default=0.0),
+        "term_cov": term_coverage(question, [h.text for h in hits]),
+    }
+
+
+@dataclass(frozen=True)
+class Decision:
+    covered: bool
+    order: list[int]
+    """Indices of the passages for the prompt, best first (empty when not covered)."""
+    best_p: float | None
+    reason: str
+
+
+@dataclass
+class Gate:
+    """Fitted thresholds of the coverage decision (see the module's docstring)."""
+
+    p_covered: float = 0.5
+    min_score: float = 0.0
+    p_pass: float = 0.5
+    weights: dict[str, float] = field(default_factory=dict)
+    """Logistic weights over ``FEATURES`` (with ``bias``): covered when P(covered) >= 0.5.
+    Empty: the two thresholds ``p_covered`` and ``min_score`` decide."""
+    bias: float = 0.0
+    model: str = ""
+    fitted: dict[str, Any] = field(default_factory=dict)
+
+    def p_covered_of(self, feats: Mapping[str, float]) -> float:
+        z = self.bias + sum(w * float(feats.get(k, 0.0)) for k, w in self.weights.items())
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+    def decide(self, probs: Sequence[float | None], scores: Sequence[float],
+               max_passages: int = 3, feats: Mapping[str, float] | None = None) -> Decision:
+        readable = [(p, i) for i, p in enumerate(probs) if p is not None]
+        if not readable:
+            return Decision(False, [], None, "no candidate could be checked")
+        best_p, best_i = max(readable, key=lambda pi: (pi[0], -pi[1]))
+        top_score = max(scores) if scores else 0.0
+        if self.weights and feats is not None:
+            pc = self.p_covered_of(feats)
+            if pc < 0.5:
+                shown = ", ".join(f"{k}={float(feats.get(k, 0)):.2f}" for k in self.weights)
+                return Decision(False, [], best_p, f"P(covered)={pc:.2f} < 0.50 ({shown})")
+        elif best_p < self.p_covered:
+            return Decision(False, [], best_p,
+                            f"best passage P={best_p:.2f} < {self.p_covered:.2f}")
+        elif top_score < self.min_score:
+            return Decision(False, [], best_p,
+                            f"retrieval score {top_score:.3f} < {self.min_score:.3f}")
+        ranked = sorted(readable, key=lambda pi: (-pi[0], pi[1]))
+        order = [i for p, i in ranked if p >= self.p_pass or i == best_i][:max(1, max_passages)]
+        return Decision(True, order, best_p, f"best passage P={best_p:.2f}")
+
+    # --- storage -----------------------------------------------------------------------------
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "gate file") -> Gate:
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from exc
+        if not isinstance(raw, dict):
+            raise ValueError(f"{source}: expected a JSON object")
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ValueError(f"{source}: unknown field {unknown[0]!r}")
+        for name in ("p_covered", "min_score", "p_pass", "bias"):
+            if name in raw and not isinstance(raw[name], int | float):
+                raise ValueError(f"{source}: field {name!r} must be a number")
+        return cls(**raw)
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Gate:
+        path = path or DEFAULT_GATE_FILE
+        if not path.exists():
+            return cls()
+        return cls.from_json(path.read_text(encoding="utf-8"), str(path))
+
+
+# --- fitting ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateSample:
+    """One question of a fitting set: its candidates' P(SIM) and retrieval scores, whether it
+    is answerable, and which candidates overlap its gold span (None when unknown)."""
+
+    answerable: bool
+    probs: list[float | None]
+    scores: list[float]
+    gold: list[bool] | None = None
+    feats: dict[str, float] = field(default_factory=dict)
+
+
+def _balanced(pairs: Sequence[tuple[bool, bool]]) -> float:
+    """Balanced accuracy of (truth, predicted) pairs."""
+    pos = [p for t, p in pairs if t]
+    neg = [not p for t, p in pairs if not t]
+    parts = [sum(xs) / len(xs) for xs in (pos, neg) if xs]
+    return sum(parts) / len(parts) if parts else 0.0
+
+
+def _candidates(values: Sequence[float]) -> list[float]:
+    """Thresholds half-way between sorted distinct values, plus both ends."""
+    xs = sorted(set(round(v, 6) for v in values))
+    mids = [(a + b) / 2 for a, b in zip(xs, xs[1:], strict=False)]
+    return [0.0, *mids, *(x + 1e-6 for x in xs[-1:])]
+
+
+def fit(samples: Sequence[GateSample], model: str = "") -> Gate:
+    """Thresholds that maximise balanced accuracy (answered when answerable, declined when
+    not) on ``samples``; ties go to the widest margin (the middle of the best run)."""
+    best_p = [max((p for p in s.probs if p is not None), default=0.0) for s in samples]
+    top = [max(s.scores, default=0.0) for s in samples]
+    truth = [s.answerable for s in samples]
+    grid: list[tuple[float, float, float]] = []
+    for ts in _candidates(top):
+        for tp in _candidates(best_p):
+            pred = [bp >= tp and sc >= ts for bp, sc in zip(best_p, top, strict=True)]
+            grid.append((_balanced(list(zip(truth, pred, strict=True))), tp, ts))
+    top_acc = max(g[0] for g in grid)
+    winners = [g for g in grid if math.isclose(g[0], top_acc)]
+    # Prefer no score floor when it does as well, then the median p threshold among winners.
+    floor = min(w[2] for w in winners)
+    winners = sorted(w for w in winners if w[2] == floor)
+    acc, p_cov, min_score = winners[len(winners) // 2]
+    pairs = [(g, p) for s in samples if s.gold for g, p in zip(s.gold, s.probs, strict=True)
+             if p is not None]
+    p_pass = p_cov
+    pass_acc = None
+    if pairs and any(g for g, _ in pairs) and not all(g for g, _ in pairs):
+        scored = [(_balanced([(g, p >= t) for g, p in pairs]), t)
+                  for t in _candidates([p for _, p in pairs])]
+        pass_acc = max(a for a, _ in scored)
+        ties = sorted(t for a, t in scored if math.isclose(a, pass_acc))
+        p_pass = min(ties[len(ties) // 2], p_cov)
+    fitted: dict[str, Any] = {
+        "questions": len(samples),
+        "answerable": sum(truth),
+        "threshold_balanced_accuracy": round(acc, 4),
+        "passage_balanced_accuracy": None if pass_acc is None else round(pass_acc, 4),
+    }
+    gate = Gate(round(p_cov, 6), round(min_score, 6), round(p_pass, 6), model=model,
+                fitted=fitted)
+    if all(s.feats for s in samples) and 0 < sum(truth) < len(truth):
+        weights, bias, loo = _logistic(samples)
+        gate.weights, gate.bias = weights, bias
+        pred = [gate.p_covered_of(s.feats) >= 0.5 for s in samples]
+        fitted["balanced_accuracy"] = round(_balanced(list(zip(truth, pred, strict=True))), 4)
+        fitted["leave_one_out_balanced_accuracy"] = round(loo, 4)
+    else:
+        fitted["balanced_accuracy"] = round(acc, 4)
+    return gate
+
+
+def _logistic(samples: Sequence[GateSample]) -> tuple[dict[str, float], float, float]:
+    """Balanced logistic regression on standardised ``FEATURES``, returned in raw units, with
+    its leave-one-out balanced accuracy."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.array([[s.feats[k] for k in FEATURES] for s in samples], dtype=float)
+    y = np.array([s.answerable for s in samples])
+    mu, sd = x.mean(axis=0), x.std(axis=0)
+    sd[sd == 0] = 1.0
+
+    def model(rows: np.ndarray, labels: np.ndarray) -> LogisticRegression:
+        return LogisticRegression(C=1.0, class_weight="balanced").fit((rows - mu) / sd, labels)
+
+    hits = []
+    for i in range(len(samples)):
+        keep = np.arange(len(samples)) != i
+        if len(set(y[keep])) < 2:
+            continue
+        hits.append((bool(y[i]), bool(model(x[keep], y[keep]).predict(((x[i] - mu) / sd)[None])[0])))
+    m = model(x, y)
+    coef = m.coef_[0] / sd
+    bias = float(m.intercept_[0] - (m.coef_[0] * mu / sd).sum())
+    return ({k: round(float(c), 6) for k, c in zip(FEATURES, coef, strict=True)}, round(bias, 6),
+            _balanced(hits))
+
+
+# --- the labelled question set (bench/data/answers_3b1b.jsonl) ------------------------------
+
+
+@dataclass(frozen=True)
+class GateQuestion:
+    """A question of a gate/answer bench: answerable or not, with its gold span when it is."""
+
+    qid: str
+    question: str
+    answerable: bool
+    split: str = "fit"
+    lang: str = "pt"
+    gold_lecture: str | None = None
+    gold_start: float | None = None
+    gold_end: float | None = None
+
+    def overlaps(self, lecture_id: str, start: float, end: float) -> bool:
+        return (self.gold_lecture == lecture_id and self.gold_start is not None
+                and self.gold_end is not None and start < self.gold_end and end > self.gold_start)
+
+
+def read_questions(path: Path, split: str | None = None) -> list[GateQuestion]:
+    """JSON Lines of ``{id, question, answerable, split, lang, gold_lecture, gold_start,
+    gold_end}``; a bad line raises one ValueError naming the file and line."""
+    out: list[GateQuestion] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            q = GateQuestion(
+                qid=str(raw["id"]), question=str(raw["question"]),
+                answerable=bool(raw["answerable"]), split=str(raw.get("split", "fit")),
+                lang=str(raw.get("lang", "pt")), gold_lecture=raw.get("gold_lecture"),
+                gold_start=None if raw.get("gold_start") is None else float(raw["gold_start"]),
+                gold_end=None if raw.get("gold_end") is None else float(raw["gold_end"]),
+            )
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}, line {n}: not JSON ({exc.msg})") from exc
+        except KeyError as exc:
+            raise ValueError(f"{path}, line {n}: missing field {exc.args[0]!r}") from exc
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path}, line {n}: {exc}") from exc
+        if q.answerable and not q.gold_lecture:
+            raise ValueError(f"{path}, line {n}: an answerable question needs gold_lecture")
+        if split is None or q.split == split:
+            out.append(q)
+    return out
+
+
+def sample_for(q: GateQuestion, passages: Sequence[Passage], probs: Sequence[float | None],
+               hits: Sequence[Any]) -> GateSample:
+    gold = [q.overlaps(p.hit.lecture_id, p.start, p.end) for p in passages] if q.answerable \
+        else None
+    return GateSample(q.answerable, list(probs), [float(h.score) for h in hits], gold,
+                      features(q.question, passages, probs, hits))

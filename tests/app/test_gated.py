@@ -1,0 +1,166 @@
+"""The gated answer path over real HTTP: the evidence check decides before generation.
+
+The fake LLM answers the gate's yes/no question with first-token logprobs at a chosen level
+(``SIM@0.7``), so the gate is exercised on both sides of its fitted threshold.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.config import Settings
+from app.evidence import DEFAULT_GATE_FILE, Gate
+from app.main import create_app
+from tests.app.fake_llm import FakeLLMServer
+from tests.servers import ServedApp
+
+LEVEL = {"p": 0.9}
+
+
+def responder(messages: list[dict]) -> str:
+    user = messages[-1]["content"]
+    if "PERGUNTA DE UM ESTUDANTE" in user:  # the evidence check
+        return f"SIM@{LEVEL['p']}" if "relu" in user.lower() else "NÃO@0.9"
+    if "AFIRMAÇÃO:" in user:  # the post-check of one answer sentence
+        return "NÃO@0.9" if "lua" in user.lower() else "SIM@0.95"
+    return "A ReLU devolve o máximo entre zero e a entrada [1]. A ReLU foi inventada na lua [1]."
+
+
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(responder) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def service(sample_index, fake_llm, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    gate_file = tmp_path_factory.mktemp("gate") / "gate.json"
+    gate_file.write_text(Gate(p_covered=0.8, p_pass=0.8).to_json())
+    settings = Settings(
+        index_dir=sample_index.root, llm_base_url=fake_llm.base_url, llm_model="fake-model",
+        llm_retries=0, llm_timeout=5, answer_strategy="gated", gate_file=gate_file,
+        database_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'aula.db'}",
+    )
+    with ServedApp(create_app(settings)) as srv:
+        yield srv.url
+
+
+def ask(url: str, question: str) -> httpx.Response:
+    return httpx.post(f"{url}/ask", json={"question": question, "k": 4}, timeout=30)
+
+
+@pytest.mark.parametrize(("p", "covered"), [(0.85, True), (0.75, False)])
+def test_gate_answers_above_its_threshold_and_declines_below(
+    service: str, fake_llm: FakeLLMServer, p: float, covered: bool
+) -> None:
+    LEVEL["p"] = p
+    fake_llm.requests.clear()
+    res = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?")
+    LEVEL["p"] = 0.9
+    assert res.status_code == 200
+    body = res.json()
+    assert body["covered"] is covered
+    assert body["strategy"] == "gated"
+    assert body["moments"], "the closest moments are always listed"
+    assert body["moments"][0]["p"] == pytest.approx(p, abs=0.01)
+    generated = [r for r in fake_llm.chat_requests if r.get("stream")]
+    if covered:
+        assert len(generated) == 1
+        prompt = generated[0]["messages"][-1]["content"]
+        assert "não cobrem" not in prompt.lower()  # no escape sentence for the generator
+        assert body["citations"] and body["answer"].startswith("A ReLU")
+    else:
+        assert generated == []  # declined before generation
+        assert "não parecem cobrir" in body["answer"]
+        assert body["citations"] == []
+
+
+def test_moment_link_opens_where_the_answering_sentence_starts(service: str) -> None:
+    body = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
+    m = body["moments"][0]
+    assert m["start"] <= m["answer_start"] <= m["end"]
+    assert "relu" in m["snippet"].lower()
+    assert m["url"].endswith(f"t={int(m['answer_start'])}")
+    cite = body["citations"][0]
+    assert cite["start"] == pytest.approx(m["answer_start"])
+
+
+def test_unsupported_sentences_are_marked_and_lower_the_confidence(service: str) -> None:
+    body = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
+    verdicts = {s["text"].split(" [")[0]: s["supported"] for s in body["sentences"]}
+    assert verdicts["A ReLU devolve o máximo entre zero e a entrada"] is True
+    assert verdicts["A ReLU foi inventada na lua"] is False
+    assert 0 < body["confidence"] < 0.9
+
+
+def test_a_question_no_passage_answers_is_declined_with_moments(
+    service: str, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.requests.clear()
+    body = ask(service, "Qual o horário da prova final de cálculo?").json()
+    assert body["covered"] is False
+    assert len(body["moments"]) >= 1 and all(m["p"] < 0.5 for m in body["moments"])
+    assert not [r for r in fake_llm.chat_requests if r.get("stream")]
+
+
+def test_llm_down_leaves_the_moments_and_a_clear_line(service: str, fake_llm: FakeLLMServer
+                                                      ) -> None:
+    fake_llm.fail_next(10, status=503)
+    try:
+        res = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?")
+    finally:
+        fake_llm._failures.clear()
+    assert res.status_code == 200
+    body = res.json()
+    assert body["answer"] is None and body["covered"] is None
+    assert "Não consegui escrever a resposta" in body["note"]
+    assert "503" in body["error"]
+    assert body["moments"] and body["moments"][0]["url"]
+
+
+def test_stream_sends_moments_before_the_answer(service: str) -> None:
+    events: list[tuple[str, str]] = []
+    with httpx.stream("POST", f"{service}/ask/stream",
+                      json={"question": "Qual a vantagem da ReLU sobre a sigmoid?", "k": 4},
+                      timeout=30) as res:
+        event = ""
+        for line in res.iter_lines():
+            if line.startswith("event:"):
+                event = line.split(":", 1)[1].strip()
+            elif line.startswith("data:"):
+                events.append((event, line[5:].strip()))
+    names = [e for e, _ in events]
+    assert names[0] == "segments" and names[1] == "moments" and names[-1] == "done"
+    assert names.index("moments") < names.index("delta")
+    moments = json.loads(events[1][1])
+    assert moments["covered"] is True and moments["moments"][0]["p"] > 0.8
+    done = json.loads(events[-1][1])
+    assert done["covered"] is True and done["confidence"] is not None
+
+
+def test_english_question_gets_an_english_prompt(service: str, fake_llm: FakeLLMServer) -> None:
+    fake_llm.requests.clear()
+    body = ask(service, "Why is ReLU better than the sigmoid?").json()
+    assert body["covered"] is True
+    gen = [r for r in fake_llm.chat_requests if r.get("stream")][0]
+    assert "Answer in English" in gen["messages"][0]["content"]
+
+
+def test_the_shipped_gate_file_is_fitted_and_readable() -> None:
+    gate = Gate.load(DEFAULT_GATE_FILE)
+    assert gate.weights, "app/gate.json holds a fitted model (aula fit-gate)"
+    assert gate.fitted["questions"] >= 30
+    with pytest.raises(ValueError, match="unknown field 'p_covred'"):
+        Gate.from_json('{"p_covred": 0.5}', "x.json")
+
+
+def test_bad_gate_file_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "gate.json"
+    bad.write_text('{"p_covered": "high"}')
+    with pytest.raises(ValueError, match=r"gate.json: field 'p_covered' must be a number"):
+        Gate.load(bad)
