@@ -16,14 +16,15 @@ from typing import Any, Literal
 
 from app.citations import Citation, EmbedFn, cite
 from app.llm import ChatModel, Message
+from corpus.context import fit_texts
 from corpus.models import Hit
 
 Lang = Literal["pt", "en"]
 
 CONTEXT_CHARS = 12_000
-"""Characters of segment text in one prompt. Spoken Portuguese runs 3.2-3.9 characters per Qwen
-token, so this is ~3,400 prompt tokens: with the instructions and a 512-token answer it fits an
-8k context with room to spare. Prompt processing dominates on a CPU: lower it for speed."""
+"""Characters of segment text in one prompt when the caller gives no budget (the service passes
+``Settings.context_chars``). Spoken Portuguese runs 3.2-3.9 characters per Qwen token, so this
+is ~3,400 prompt tokens: it fits an 8k context with a 512-token answer."""
 
 MIN_SEGMENT_CHARS = 1000
 """A segment shorter than this after truncation is left out rather than shown as a stub."""
@@ -145,44 +146,13 @@ def fmt_clock(seconds: float) -> str:
     return f"{s // 60:02d}:{s % 60:02d}"
 
 
-def _truncate(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: max(0, limit - 1)]
-    space = cut.rfind(" ")
-    if space > limit * 0.8:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
-
-
-def _water_level(lengths: Sequence[int], budget: int) -> int | None:
-    """The per-segment cap that spends ``budget`` fairly, or None when everything fits."""
-    remaining = budget
-    for i, length in enumerate(sorted(lengths)):
-        share = remaining // (len(lengths) - i)
-        if length > share:
-            return share
-        remaining -= length
-    return None
-
-
 def fit_segments(
     hits: Sequence[Hit], budget: int = CONTEXT_CHARS, min_chars: int = MIN_SEGMENT_CHARS
 ) -> list[str]:
-    """Segment texts cut so that together they fit ``budget`` characters.
-
-    Every segment gets an equal share; short ones hand what they don't use to the longer ones.
-    When the share would drop below ``min_chars``, the lowest-ranked segments are left out
-    instead, so the result can be shorter than ``hits`` (always a prefix: numbering holds).
-    """
-    texts = [" ".join(h.text.split()) for h in hits]
-    for keep in range(len(texts), 0, -1):
-        cap = _water_level([len(t) for t in texts[:keep]], budget)
-        if cap is None:
-            return texts[:keep]
-        if cap >= min_chars or keep == 1:
-            return [_truncate(t, cap) for t in texts[:keep]]
-    return []
+    """Segment texts cut so that together they fit ``budget`` characters (``corpus.context``:
+    the judges and ragas cut the same way). When a share would drop below ``min_chars``, the
+    lowest-ranked segments are left out instead (always a prefix: numbering holds)."""
+    return fit_texts([h.text for h in hits], budget, min_chars)
 
 
 def build_messages(

@@ -30,7 +30,6 @@ from typing import Any, Literal
 
 from app.answer import (
     MAX_TOKENS,
-    NOT_COVERED,
     Answer,
     Lang,
     answer_stream,
@@ -297,8 +296,8 @@ class Answerer:
         timings["check"] = time.perf_counter() - t0
         feats = features(question, passages, probs, hits)
         decision = self.gate.decide(probs, [h.score for h in hits], self.max_passages, feats)
-        rest = [i for i in sorted(range(len(passages)),
-                                  key=lambda i: -(probs[i] if probs[i] is not None else -1))
+        known = [-1.0 if p is None else p for p in probs]
+        rest = [i for i in sorted(range(len(passages)), key=lambda i: -known[i])
                 if i not in decision.order]
         moments = [_moment(passages[i], probs[i]) for i in [*decision.order, *rest]]
         yield Moments(moments, decision.covered, decision.reason)

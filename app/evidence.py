@@ -282,7 +282,8 @@ def _logistic(samples: Sequence[GateSample]) -> tuple[dict[str, float], float, f
         keep = np.arange(len(samples)) != i
         if len(set(y[keep])) < 2:
             continue
-        hits.append((bool(y[i]), bool(model(x[keep], y[keep]).predict(((x[i] - mu) / sd)[None])[0])))
+        guess = model(x[keep], y[keep]).predict(((x[i] - mu) / sd)[None])[0]
+        hits.append((bool(y[i]), bool(guess)))
     m = model(x, y)
     coef = m.coef_[0] / sd
     bias = float(m.intercept_[0] - (m.coef_[0] * mu / sd).sum())

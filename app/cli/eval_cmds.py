@@ -308,7 +308,11 @@ def fit_gate(
     if json_out:
         print_json(json.loads(gate.to_json()))
     else:
-        typer.echo(f"gate written to {out}: covered from P={gate.p_covered:.3f} "
-                   f"(score ≥ {gate.min_score:.3f}), passages from P={gate.p_pass:.3f}; "
+        rule = (("logistic " + ", ".join(f"{k} {w:+.2f}" for k, w in gate.weights.items())
+                 + f", bias {gate.bias:+.2f}") if gate.weights else
+                f"covered from P={gate.p_covered:.3f} (score ≥ {gate.min_score:.3f})")
+        loo = gate.fitted.get("leave_one_out_balanced_accuracy")
+        typer.echo(f"gate written to {out}: {rule}; passages from P={gate.p_pass:.3f}; "
                    f"balanced accuracy on {len(samples)} questions "
-                   f"{gate.fitted['balanced_accuracy']:.3f}")
+                   f"{gate.fitted['balanced_accuracy']:.3f}"
+                   + (f" (leave-one-out {loo:.3f})" if loo is not None else ""))

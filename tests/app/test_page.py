@@ -30,7 +30,8 @@ def responder(messages: list[dict]) -> str:
 @pytest.fixture(scope="module")
 def site(sample_index) -> Iterator[str]:  # type: ignore[no-untyped-def]
     with FakeLLMServer(responder) as llm:
-        settings = Settings(answer_strategy="direct", index_dir=sample_index.root, llm_base_url=llm.base_url,
+        settings = Settings(
+            answer_strategy="direct", index_dir=sample_index.root, llm_base_url=llm.base_url,
                             llm_model="fake-model")
         with ServedApp(create_app(settings)) as srv:
             yield srv.url
@@ -85,4 +86,42 @@ def test_empty_question_is_refused_on_the_page(site: str, browser) -> None:  # t
     page.click("#ask-button")
     page.wait_for_function("document.getElementById('status').textContent.length > 0")
     assert "pergunta" in page.inner_text("#status").lower()
+    page.close()
+
+
+def gated_responder(messages: list[dict]) -> str:
+    user = messages[-1]["content"]
+    if "PERGUNTA DE UM ESTUDANTE" in user or "AFIRMAÇÃO:" in user:
+        return "SIM@0.95"
+    return "A ReLU devolve o máximo entre zero e a entrada [1]."
+
+
+@pytest.fixture(scope="module")
+def gated_site(sample_index, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    from app.evidence import Gate
+
+    gate_file = tmp_path_factory.mktemp("gate") / "gate.json"
+    gate_file.write_text(Gate(p_covered=0.5).to_json())
+    with FakeLLMServer(gated_responder) as llm:
+        llm.slow(0.8)  # every LLM call takes a while, as on a CPU
+        settings = Settings(index_dir=sample_index.root, llm_base_url=llm.base_url,
+                            llm_model="fake-model", answer_strategy="gated",
+                            gate_file=gate_file, gate_candidates=2)
+        with ServedApp(create_app(settings)) as srv:
+            yield srv.url
+
+
+def test_moments_appear_before_the_answer(gated_site: str, browser) -> None:  # type: ignore[no-untyped-def]
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(gated_site + "/")
+    page.fill("#question", "O que a função ReLU faz?")
+    page.click("#ask-button")
+    page.wait_for_selector("#moments li a.moment", timeout=60_000)
+    # the moments are on screen while the answer is still being written
+    assert page.inner_text("#answer").strip() == ""
+    link = page.locator("#moments li a.moment").first.get_attribute("href") or ""
+    assert "t=" in link
+    page.wait_for_selector("#citations li a.ref", timeout=60_000)
+    assert "ReLU" in page.inner_text("#answer")
+    assert page.locator("#moments li").count() >= 1
     page.close()

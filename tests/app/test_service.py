@@ -31,8 +31,8 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 @pytest.fixture(scope="module")
 def service(sample_index, fake_llm) -> Iterator[str]:  # type: ignore[no-untyped-def]
     settings = Settings(
-        answer_strategy="direct", index_dir=sample_index.root, llm_base_url=fake_llm.base_url, llm_model="fake-model",
-        llm_retries=2, llm_timeout=5,
+        answer_strategy="direct", index_dir=sample_index.root, llm_base_url=fake_llm.base_url,
+        llm_model="fake-model", llm_retries=2, llm_timeout=5,
     )
     with ServedApp(create_app(settings)) as srv:
         yield srv.url

@@ -108,7 +108,8 @@ def site(sample_index, tmp_path_factory) -> Iterator[Site]:  # type: ignore[no-u
     folder = tmp_path_factory.mktemp("review-db")
     url = f"sqlite:///{folder}/aula.db"
     with FakeLLMServer(judge_or_answer) as llm:
-        settings = Settings(answer_strategy="direct", index_dir=sample_index.root, llm_base_url=llm.base_url,
+        settings = Settings(
+            answer_strategy="direct", index_dir=sample_index.root, llm_base_url=llm.base_url,
                             llm_model="fake-model", database_url=url, review_judge=True,
                             ask_rate_per_minute=0, database_timeout=1.0)
         db = open_database(url)

@@ -101,7 +101,8 @@ def test_the_api_on_postgres_answers_503_while_it_is_down(pg: PostgresServer, pd
     add_instructor(pdb, "pg-ana")
     [i] = seed(pdb, 1)
     with FakeLLMServer(judge_or_answer) as llm:
-        settings = Settings(answer_strategy="direct", index_dir=sample_index.root, llm_base_url=llm.base_url,
+        settings = Settings(
+            answer_strategy="direct", index_dir=sample_index.root, llm_base_url=llm.base_url,
                             llm_model="fake-model", database_url=pg.url, database_timeout=2,
                             ask_rate_per_minute=0)
         with ServedApp(create_app(settings)) as srv, httpx.Client(timeout=60) as c:
@@ -127,7 +128,8 @@ def test_eight_annotators_on_postgres_lose_nothing(pg: PostgresServer, pdb: Data
     users = [(f"pg-carga{n}", PASSWORD) for n in range(ANNOTATORS)]
     for name, _ in users:
         add_instructor(pdb, name)
-    settings = Settings(answer_strategy="direct", index_dir=sample_index.root, llm_base_url="http://127.0.0.1:9/v1",
+    settings = Settings(
+            answer_strategy="direct", index_dir=sample_index.root, llm_base_url="http://127.0.0.1:9/v1",
                         llm_model="unused", database_url=pg.url, ask_rate_per_minute=0)
     with ServedApp(create_app(settings)) as srv:
         saves, _ = run_annotators(srv.url, users, items, SAVES_EACH)

@@ -1,0 +1,64 @@
+"""(slow) The gated answer path on the real embedded model and the shipped gate (app/gate.json):
+two questions the lectures answer, two they don't, over four real 3b1b-pt lectures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CORPUS = ROOT.parent / "shared" / "corpora" / "3b1b-pt"
+VIDEOS = ["2016/eigenvalues", "2017/neural-networks", "2017/gradient-descent",
+          "2016/cross-products"]
+ANSWERABLE = [
+    ("pq uma rotação de 90 graus no plano nao tem autovetor nenhum? e oq acontece qdo tenta "
+     "calcular os autovalores dela", "2016/eigenvalues"),
+    ("pra q serve trocar pra uma base de autovetores? vi q fica facil elevar a matriz a 100 mas "
+     "n entendi pq", "2016/eigenvalues"),
+]
+UNANSWERABLE = [
+    "meu container no docker nao sobe, fala q a porta ja ta em uso, oq eu faço",
+    "como funciona o handshake de 3 vias do tcp?",
+]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CORPUS.exists(), reason="../shared/corpora/3b1b-pt not found"),
+]
+
+
+@pytest.fixture(scope="module")
+def services(tmp_path_factory, embedder) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    from app.config import Settings
+    from app.services import build_services
+    from corpus.index import IndexStore
+    from corpus.ingest import ingest
+
+    root: Path = tmp_path_factory.mktemp("idx3b1b") / "index"
+    ingest([CORPUS / v for v in VIDEOS], IndexStore(root), embedder,
+           include=["**/portuguese/sentence_translations.json"])
+    svc = build_services(Settings(index_dir=root, llm_base_url=None, answer_strategy="gated"))
+    with svc.stack:
+        yield svc
+
+
+@pytest.mark.parametrize(("question", "lecture"), ANSWERABLE)
+def test_answerable_questions_are_answered_from_the_right_video(services, question, lecture
+                                                                ) -> None:  # type: ignore[no-untyped-def]
+    hits = services.retriever.search(question, 10)
+    reply = services.answerer.run(question, hits)
+    assert reply.error is None
+    assert reply.covered is True, reply.reason
+    assert any(c.lecture_id == lecture for c in reply.answer.citations)
+    assert reply.moments[0].p is not None and reply.confidence is not None
+
+
+@pytest.mark.parametrize("question", UNANSWERABLE)
+def test_questions_the_lectures_do_not_cover_are_declined(services, question) -> None:  # type: ignore[no-untyped-def]
+    hits = services.retriever.search(question, 10)
+    reply = services.answerer.run(question, hits)
+    assert reply.covered is False, reply.reason
+    assert "não parecem cobrir" in reply.answer.text
+    assert reply.moments  # the closest moments are listed anyway

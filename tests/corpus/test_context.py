@@ -1,0 +1,61 @@
+"""One context selection for the answerer, the judges and ragas: budget and focus."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from corpus.context import fit_texts, focus, numbered, share
+from corpus.models import Cue, Hit
+
+
+def test_water_filling_gives_short_texts_their_size_and_splits_the_rest() -> None:
+    assert share(100, [10, 80, 80]) == [10, 45, 45]
+    assert share(1000, [10, 20]) == [10, 20]
+
+
+def test_fit_texts_drops_the_last_texts_rather_than_cut_below_the_minimum() -> None:
+    texts = ["palavra " * 200] * 6  # 1,600 characters each
+    kept = fit_texts(texts, budget=3000, min_chars=900)
+    assert len(kept) == 3 and all(len(t) <= 1000 for t in kept)
+    assert all(t.endswith("…") for t in kept)
+
+
+def test_the_judge_block_cuts_like_the_answerer() -> None:
+    texts = ["um " * 500, "dois " * 10]
+    block = numbered(texts, 600)
+    first, second = block.split("\n\n")
+    assert first.startswith("[1] um") and first.endswith("…")
+    assert second == "[2] " + " ".join(["dois"] * 10)
+    assert len(block) <= 600 + 20
+
+
+CUES = [
+    Cue(100, 110, "Hoje vamos falar de redes neurais."),
+    Cue(110, 120, "Primeiro, um pouco de história."),
+    Cue(120, 130, "A ReLU zera os valores negativos."),
+    Cue(130, 140, "Por isso ela treina mais rápido que a sigmoide."),
+    Cue(140, 150, "Na próxima aula veremos convoluções."),
+    Cue(150, 160, "Até lá, façam os exercícios."),
+]
+HIT = Hit(7, 0.9, "aula1", "Aula 1", "https://youtu.be/x", 100, 160,
+          " ".join(c.text for c in CUES))
+
+
+def keyword_embed(texts: list[str], kind: str) -> np.ndarray:
+    """A stand-in for E5: one dimension per keyword, so 'ReLU' matches 'ReLU'."""
+    words = ["relu", "história", "convoluções", "exercícios"]
+    rows = np.array([[t.lower().count(w) for w in words] + [0.1] for t in texts], float)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_focus_trims_a_window_to_the_sentences_that_answer() -> None:
+    [p] = focus("o que a relu faz?", [HIT], lambda h: CUES, keyword_embed, chars=90, group=2)
+    assert "ReLU zera" in p.text
+    assert "exercícios" not in p.text
+    assert p.answer_start == 120  # the link opens where the answering sentence starts
+    assert 100 <= p.start <= 120 and p.end <= 160
+
+
+def test_focus_without_cues_splits_the_window_text() -> None:
+    [p] = focus("o que a relu faz?", [HIT], lambda h: [], keyword_embed, chars=80, group=1)
+    assert "ReLU" in p.text and HIT.start <= p.answer_start < HIT.end
