@@ -67,6 +67,7 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
             raise ValueError(f"item {row['id']}: no answer/contexts and no index to search")
         hits = p.search(question, p.k)
     answer_text = given
+    read: list[str] = []
     if answer_text is None:
         if p.answer is None:
             raise ValueError(f"item {row['id']}: no answer given and no answerer")
@@ -74,9 +75,15 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
             result = p.answer(question, hits)
             answer_text = result.text
             citations = [c.to_dict() for c in result.citations]
+            # the passages the generator read, when it says (the gated answerer): the judge
+            # checks the answer against the text the answerer saw
+            read = list(getattr(result, "contexts", None) or [])
+            if getattr(result, "error", None):
+                error = f"answer failed: {result.error}"
+                answer_text = None
         except Exception as exc:  # noqa: BLE001 - recorded on the item, the run goes on
             error = f"answer failed: {exc}"
-    texts = list(contexts) if contexts else [h.text for h in hits]
+    texts = list(contexts) if contexts else (read or [h.text for h in hits])
     out: dict[str, Any] = {
         k: (None if is_missing(v) else v) for k, v in row.items() if k != "contexts"
     }

@@ -31,6 +31,17 @@ def _thresholds(path: Path | None):  # type: ignore[no-untyped-def]
     return Thresholds.from_json(path.read_text()) if path else Thresholds()
 
 
+class EvalAnswer:
+    """A reply of ``app.answerer`` as the eval pipeline reads it: text, citations, the
+    passages the generator read, and the error when no answer could be written."""
+
+    def __init__(self, reply: Any) -> None:
+        self.text = reply.text
+        self.citations = reply.answer.citations if reply.answer is not None else []
+        self.contexts = reply.contexts
+        self.error = reply.error
+
+
 def judge_functions(s: Settings, stack: ExitStack, answer_llm: Any = None, samples: int = 1
                     ) -> dict[str, Any]:
     """``Pipeline`` keywords for the judges: ``judge`` (chat) and, with claim checking,
@@ -88,7 +99,6 @@ def eval_cmd(
 ) -> None:
     """Run a question set through retrieval, answer and judges; write the reports to --out.
     Killed runs resume: finished items are kept in OUT/items.jsonl."""
-    from app.answer import answer
     from app.services import build_services
     from eval.questions import load_questions
     from eval.run import Pipeline, run_batch, write_reports
@@ -98,13 +108,10 @@ def eval_cmd(
         qs = load_questions(questions)
         services = build_services(s)
         with services.stack:
-            embed = services.embedder.embed
             pipeline = Pipeline(
                 **judge_functions(s, services.stack, services.llm, samples),
                 search=lambda q, n: services.retriever.search(q, n),
-                answer=lambda q, hits: answer(q, hits, services.llm, embed=embed,
-                                               max_tokens=s.llm_max_tokens,
-                                               budget=s.context_chars),
+                answer=lambda q, hits: EvalAnswer(services.answerer.run(q, hits)),
                 k=k, samples=samples, correctness=not no_correctness,
                 thresholds=_thresholds(thresholds),
                 ragas=ragas_scorer(s, services.llm, services.embedder) if ragas else None,

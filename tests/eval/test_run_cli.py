@@ -80,7 +80,8 @@ def test_eval_is_killed_resumed_and_reports(tmp_path: Path, sample_index, fake) 
     qfile, out = tmp_path / "q.csv", tmp_path / "run"
     write_questions(qfile)
     env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url,
-           "AULA_LLM_MODEL": "fake-model"}
+           "AULA_LLM_MODEL": "fake-model",
+           "AULA_ANSWER_STRATEGY": "direct"}
     fake.slow(0.4)
     proc = aula(["eval", str(qfile), "--out", str(out)], env)
     items = out / "items.jsonl"
