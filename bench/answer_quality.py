@@ -151,7 +151,8 @@ def main() -> None:
     with services.stack, open(OUT / "answer_quality_items.jsonl", "w") as log:
         gated = services.answerer
         direct = replace(gated, strategy="direct")
-        _one(services, gated, qs[0], 10)  # warm-up: caches and the server's first prompt
+        warm = replace(qs[0], qid="warm-up", question="o que é um vetor?", answerable=True)
+        _one(services, gated, warm, 10)  # warm-up (not a bench question: no cached prompt)
         plan = [(gated, q) for q in qs] + [(direct, q) for q in direct_qs]
         # interleave so that machine load falls on both strategies alike
         plan.sort(key=lambda aq: (qs.index(aq[1]), aq[0].strategy))

@@ -41,6 +41,7 @@ class FakeLLMServer:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.delay = 0.0
+        self.logprobs = True  # False: an endpoint that ignores the logprobs request
         self._failures: list[int] = []
         self._lock = threading.Lock()
         self._served: ServedApp | None = None
@@ -96,7 +97,7 @@ class FakeLLMServer:
                     self._sse(reply, body.get("model", MODEL)), media_type="text/event-stream"
                 )
             completion = _completion(reply, body.get("model", MODEL))
-            if body.get("logprobs"):
+            if body.get("logprobs") and self.logprobs:
                 completion["choices"][0]["logprobs"] = _logprobs(reply)
             return JSONResponse(completion)
 

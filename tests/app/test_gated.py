@@ -20,6 +20,7 @@ from tests.app.fake_llm import FakeLLMServer
 from tests.servers import ServedApp
 
 LEVEL = {"p": 0.9}
+DB_PATH: dict[str, Path] = {}
 
 
 def responder(messages: list[dict]) -> str:
@@ -41,10 +42,11 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 def service(sample_index, fake_llm, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
     gate_file = tmp_path_factory.mktemp("gate") / "gate.json"
     gate_file.write_text(Gate(p_covered=0.8, p_pass=0.8).to_json())
+    DB_PATH["path"] = tmp_path_factory.mktemp("db") / "aula.db"
     settings = Settings(
         index_dir=sample_index.root, llm_base_url=fake_llm.base_url, llm_model="fake-model",
         llm_retries=0, llm_timeout=5, answer_strategy="gated", gate_file=gate_file,
-        database_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'aula.db'}",
+        database_url=f"sqlite:///{DB_PATH['path']}",
     )
     with ServedApp(create_app(settings)) as srv:
         yield srv.url
@@ -164,3 +166,29 @@ def test_bad_gate_file_is_one_clear_error(tmp_path: Path) -> None:
     bad.write_text('{"p_covered": "high"}')
     with pytest.raises(ValueError, match=r"gate.json: field 'p_covered' must be a number"):
         Gate.load(bad)
+
+
+def test_an_endpoint_without_logprobs_is_read_from_its_text(service: str,
+                                                            fake_llm: FakeLLMServer) -> None:
+    fake_llm.logprobs = False
+    try:
+        body = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
+    finally:
+        fake_llm.logprobs = True
+    assert body["covered"] is True and body["error"] is None
+    assert body["moments"][0]["p"] == 1.0  # "SIM" read from the reply's text
+
+
+def test_answers_are_stored_with_their_confidence_and_checks(service: str) -> None:
+    import sqlite3
+
+    body = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
+    db = sqlite3.connect(DB_PATH["path"])
+    row = db.execute("SELECT answer, confidence, evidence FROM answers ORDER BY id DESC LIMIT 1"
+                     ).fetchone()
+    db.close()
+    assert row[0] == body["answer"]
+    assert row[1] == pytest.approx(body["confidence"])
+    evidence = json.loads(row[2])
+    assert evidence["strategy"] == "gated"
+    assert [s["supported"] for s in evidence["sentences"]] == [True, False]
