@@ -185,22 +185,23 @@ def gated_messages(question: str, passages: Sequence[Passage], lang: Lang
     return [{"role": "system", "content": p["system"]}, {"role": "user", "content": user}]
 
 
-def _short(exc: Exception) -> str:
-    text = str(exc)
-    if "timed out" in text:
-        return "o modelo demorou demais"
-    if "cannot connect" in text or "failed after" in text:
-        return "o modelo de linguagem não está disponível"
-    return "o modelo de linguagem falhou"
+_WHY: dict[Lang, tuple[str, str, str]] = {
+    "pt": ("o modelo demorou demais", "o modelo de linguagem não está disponível",
+           "o modelo de linguagem falhou"),
+    "en": ("the model took too long", "the language model is unavailable",
+           "the language model failed"),
+}
 
 
-def _short_en(exc: Exception) -> str:
+def _why(exc: Exception, lang: Lang) -> str:
+    """What went wrong, in a few words for the student (the detail goes in ``error``)."""
+    slow, down, failed = _WHY[lang]
     text = str(exc)
     if "timed out" in text:
-        return "the model took too long"
+        return slow
     if "cannot connect" in text or "failed after" in text:
-        return "the language model is unavailable"
-    return "the language model failed"
+        return down
+    return failed
 
 
 @dataclass
@@ -379,9 +380,9 @@ class Answerer:
 
     def _failed(self, question: str, lang: Lang, strategy: Strategy, moments: list[Moment],
                 exc: Exception, timings: dict[str, float]) -> Reply:
-        why = _short(exc) if lang == "pt" else _short_en(exc)
-        return Reply(question, lang, strategy, moments, None, None, note=FAILED[lang].format(
-            why=why), error=str(exc), reason="llm failed", timings=timings)
+        return Reply(question, lang, strategy, moments, None, None,
+                     note=FAILED[lang].format(why=_why(exc, lang)), error=str(exc),
+                     reason="llm failed", timings=timings)
 
 
 def _cite_all(text: str) -> str:

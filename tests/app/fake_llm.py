@@ -42,6 +42,7 @@ class FakeLLMServer:
         self.requests: list[dict[str, Any]] = []
         self.delay = 0.0
         self.logprobs = True  # False: an endpoint that ignores the logprobs request
+        self.stream_delay = 0.0  # extra wait before a streamed (generation) reply
         self._failures: list[int] = []
         self._lock = threading.Lock()
         self._served: ServedApp | None = None
@@ -85,6 +86,8 @@ class FakeLLMServer:
                 status = self._failures.pop(0) if self._failures else None
             if self.delay:
                 await asyncio.sleep(self.delay)
+            if self.stream_delay and body.get("stream"):
+                await asyncio.sleep(self.stream_delay)
             if status is not None:
                 return JSONResponse(
                     {"error": {"message": f"injected failure {status}", "type": "fake"}},

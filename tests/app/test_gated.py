@@ -192,3 +192,15 @@ def test_answers_are_stored_with_their_confidence_and_checks(service: str) -> No
     evidence = json.loads(row[2])
     assert evidence["strategy"] == "gated"
     assert [s["supported"] for s in evidence["sentences"]] == [True, False]
+
+
+def test_a_timed_out_generation_leaves_the_moments(service: str, fake_llm: FakeLLMServer
+                                                   ) -> None:
+    fake_llm.stream_delay = 6.0  # past the service's 5 s LLM timeout
+    try:
+        body = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
+    finally:
+        fake_llm.stream_delay = 0.0
+    assert body["answer"] is None and body["covered"] is None
+    assert "demorou demais" in body["note"] and "timed out" in body["error"]
+    assert body["moments"][0]["p"] > 0.8  # the check had passed: the moments are the evidence
