@@ -65,7 +65,7 @@ _GATED_PROMPTS: dict[Lang, dict[str, str]] = {
             "Você é um monitor que responde perguntas de estudantes usando SOMENTE os trechos "
             "de aulas gravadas dados abaixo.\n"
             "Regras:\n"
-            "1. Responda em português, de forma clara e direta, em no máximo quatro frases.\n"
+            "1. Responda em português, de forma clara e direta, em no máximo três frases.\n"
             "2. Use apenas a informação dos trechos. Não invente nada.\n"
             "3. Termine cada frase com o número do trecho de onde ela veio entre colchetes, "
             "por exemplo [1] ou [1, 2]."
@@ -80,7 +80,7 @@ _GATED_PROMPTS: dict[Lang, dict[str, str]] = {
             "You are a teaching assistant who answers students' questions using ONLY the "
             "recorded lecture excerpts below (they may be in Portuguese).\n"
             "Rules:\n"
-            "1. Answer in English, clearly and directly, in at most four sentences.\n"
+            "1. Answer in English, clearly and directly, in at most three sentences.\n"
             "2. Use only the information in the excerpts. Do not make anything up.\n"
             "3. End each sentence with the number of the excerpt it comes from in square "
             "brackets, for example [1] or [1, 2]."
@@ -218,7 +218,7 @@ class Answerer:
     max_passages: int = 2
     context_chars: int = CONTEXT_CHARS
     max_tokens: int = MAX_TOKENS
-    gated_max_tokens: int = 220
+    gated_max_tokens: int = 160
     postcheck: PostCheck = "mark"
 
     @classmethod

@@ -67,9 +67,9 @@ class Settings(BaseSettings):
     answer_strategy: Literal["gated", "direct"] = "gated"
     gate_candidates: int = 3  # top retrieved windows the evidence check reads
     gate_file: Path | None = None  # fitted thresholds (aula fit-gate); default: app/gate.json
-    passage_chars: int = 600  # a focused passage: the sentences around the answer
+    passage_chars: int = 450  # a focused passage: the sentences around the answer
     answer_passages: int = 2  # at most this many passages in the gated prompt
-    gated_max_tokens: int = 220
+    gated_max_tokens: int = 160
     # Each answer sentence checked against the passage it cites: "mark" flags unsupported ones,
     # "drop" removes them, "off" skips the check.
     answer_postcheck: Literal["mark", "drop", "off"] = "mark"

@@ -236,14 +236,15 @@ def fit(samples: Sequence[GateSample], model: str = "") -> Gate:
     acc, p_cov, min_score = winners[len(winners) // 2]
     pairs = [(g, p) for s in samples if s.gold for g, p in zip(s.gold, s.probs, strict=True)
              if p is not None]
-    p_pass = p_cov
+    p_pass = p_pass_fit = p_cov
     pass_acc = None
     if pairs and any(g for g, _ in pairs) and not all(g for g, _ in pairs):
         scored = [(_balanced([(g, p >= t) for g, p in pairs]), t)
                   for t in _candidates([p for _, p in pairs])]
         pass_acc = max(a for a, _ in scored)
         ties = sorted(t for a, t in scored if math.isclose(a, pass_acc))
-        p_pass = min(ties[len(ties) // 2], p_cov)
+        p_pass_fit = ties[len(ties) // 2]
+        p_pass = min(p_pass_fit, p_cov)  # threshold mode: a covered answer's best passes
     fitted: dict[str, Any] = {
         "questions": len(samples),
         "answerable": sum(truth),
@@ -255,6 +256,9 @@ def fit(samples: Sequence[GateSample], model: str = "") -> Gate:
     if all(s.feats for s in samples) and 0 < sum(truth) < len(truth):
         weights, bias, loo = _logistic(samples)
         gate.weights, gate.bias = weights, bias
+        # the passages that go to the generator: those whose P separates gold-span passages
+        # from the rest (the best one always goes)
+        gate.p_pass = round(p_pass_fit, 6)
         pred = [gate.p_covered_of(s.feats) >= 0.5 for s in samples]
         fitted["balanced_accuracy"] = round(_balanced(list(zip(truth, pred, strict=True))), 4)
         fitted["leave_one_out_balanced_accuracy"] = round(loo, 4)

@@ -28,7 +28,7 @@ CONTEXT_CHARS = 6000
 """The default budget of segment text in one prompt (``Settings.context_chars``): about 1,700
 tokens of spoken Portuguese, which the embedded 1.5B model reads in ~17 s on 2 CPU threads."""
 
-PASSAGE_CHARS = 600
+PASSAGE_CHARS = 450
 """A focused passage: the best sentences and their neighbours, about this many characters."""
 
 GROUP = 3

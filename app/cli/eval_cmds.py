@@ -278,14 +278,19 @@ def fit_gate(
     split: str = typer.Option("fit", "--split", help="Fit on the questions of this split."),
     out: Path = typer.Option(Path("gate.json"), "--out", help="Where to write the thresholds."),
     k: int = typer.Option(10, "-k", help="Segments retrieved per question."),
+    samples_file: Path | None = typer.Option(
+        None, "--samples", help="JSON Lines of the measured signals: written after measuring; "
+        "if it exists already, the gate is refitted from it without asking the LLM again."),
     index: Path | None = IndexOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Fit the evidence gate (answer or say "not covered") on a labelled question set and
     store it; point AULA_GATE_FILE at the file to use it (app/gate.json ships the default)."""
+    from dataclasses import asdict
+
     from tqdm import tqdm
 
-    from app.evidence import check_passages, fit, read_questions, sample_for
+    from app.evidence import GateSample, check_passages, fit, read_questions, sample_for
     from app.services import build_services
     from corpus.context import focus
 
@@ -294,21 +299,29 @@ def fit_gate(
         qs = read_questions(questions, split)
         if not qs:
             raise ValueError(f"{questions}: no question in split {split!r}")
-        services = build_services(s)
-        with services.stack:
-            answerer = services.answerer
-            samples = []
-            for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
-                hits = services.retriever.search(q.question, k)
-                passages = focus(q.question, hits[: answerer.candidates],
-                                 services.retriever.cues_for, answerer.embed,
-                                 chars=answerer.passage_chars)
-                probs = check_passages(services.llm.first_token, q.question, passages)
-                samples.append(sample_for(q, passages, probs, hits))
-            gate = fit(samples, model=str(services.llm.model_id))
+        if samples_file is not None and samples_file.exists():
+            rows = [json.loads(x) for x in samples_file.read_text().splitlines() if x.strip()]
+            model = str(rows[0].pop("model", "")) if rows else ""
+            samples = [GateSample(**{k: v for k, v in r.items() if k != "model"}) for r in rows]
+        else:
+            services = build_services(s)
+            with services.stack:
+                answerer = services.answerer
+                samples = []
+                for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
+                    hits = services.retriever.search(q.question, k)
+                    passages = focus(q.question, hits[: answerer.candidates],
+                                     services.retriever.cues_for, answerer.embed,
+                                     chars=answerer.passage_chars)
+                    probs = check_passages(services.llm.first_token, q.question, passages)
+                    samples.append(sample_for(q, passages, probs, hits))
+                model = str(services.llm.model_id)
+            if samples_file is not None:
+                samples_file.write_text("".join(
+                    json.dumps({**asdict(x), "model": model}) + "\n" for x in samples))
+        gate = fit(samples, model=model)
         gate.fitted.update({"questions_file": questions.name, "split": split,
-                            "candidates": answerer.candidates,
-                            "passage_chars": answerer.passage_chars})
+                            "candidates": s.gate_candidates, "passage_chars": s.passage_chars})
         tmp = out.with_name(out.name + ".tmp")
         tmp.write_text(gate.to_json(), encoding="utf-8")
         tmp.replace(out)
