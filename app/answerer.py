@@ -39,7 +39,16 @@ from app.answer import (
 from app.citations import MARKER_RE, EmbedFn, cite, cited_numbers, sentence_spans, video_link
 from app.evidence import Gate, check_passages, features, passage_block
 from app.llm import LLMError
-from corpus.context import CONTEXT_CHARS, PASSAGE_CHARS, Passage, cut, focus, numbered, squash
+from corpus.context import (
+    CONTEXT_CHARS,
+    PASSAGE_CHARS,
+    Passage,
+    cut,
+    focus,
+    numbered,
+    rank_passages,
+    squash,
+)
 from corpus.models import Cue, Hit
 
 log = logging.getLogger(__name__)
@@ -214,6 +223,7 @@ class Answerer:
     strategy: Strategy = "gated"
     gate: Gate = field(default_factory=Gate)
     candidates: int = 3
+    focus_windows: int = 6
     passage_chars: int = PASSAGE_CHARS
     max_passages: int = 2
     context_chars: int = CONTEXT_CHARS
@@ -228,10 +238,20 @@ class Answerer:
         return cls(
             llm=llm, embed=embed, cues_for=cues_for, strategy=settings.answer_strategy,
             gate=Gate.load(settings.gate_file), candidates=settings.gate_candidates,
+            focus_windows=settings.focus_windows,
             passage_chars=settings.passage_chars, max_passages=settings.answer_passages,
             context_chars=settings.context_chars, max_tokens=settings.llm_max_tokens,
             gated_max_tokens=settings.gated_max_tokens, postcheck=settings.answer_postcheck,
         )
+
+    def candidates_for(self, question: str, hits: Sequence[Hit]) -> list[Passage]:
+        """The passages the evidence check reads: the top ``focus_windows`` windows focused to
+        their sentences closest to the question, ranked (``rank_passages``), the first few.
+        On the bench's fitting half the top 3 passages overlapped the gold span for 18 of 26
+        questions from 4 windows, 20 from 6, 8 or 10."""
+        passages = focus(question, hits[: max(1, self.focus_windows)], self.cues_for, self.embed,
+                         chars=self.passage_chars)
+        return rank_passages(passages)[: max(1, self.candidates)]
 
     def run(self, question: str, hits: Sequence[Hit]) -> Reply:
         """The final reply, without the intermediate events."""
@@ -282,8 +302,7 @@ class Answerer:
                         reason="no segments", timings=timings)
             return
         t0 = time.perf_counter()
-        passages = focus(question, hits[: max(1, self.candidates)], self.cues_for, self.embed,
-                         chars=self.passage_chars)
+        passages = self.candidates_for(question, hits)
         timings["focus"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:

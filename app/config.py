@@ -65,7 +65,8 @@ class Settings(BaseSettings):
     # and the prompt gets only the focused passages that passed; "direct": the top-k windows go
     # to the generator, which decides itself (suits a strong remote model).
     answer_strategy: Literal["gated", "direct"] = "gated"
-    gate_candidates: int = 3  # top retrieved windows the evidence check reads
+    focus_windows: int = 6  # top retrieved windows focused to their best sentences
+    gate_candidates: int = 3  # the best focused passages the evidence check reads
     gate_file: Path | None = None  # fitted thresholds (aula fit-gate); default: app/gate.json
     passage_chars: int = 450  # a focused passage: the sentences around the answer
     answer_passages: int = 2  # at most this many passages in the gated prompt

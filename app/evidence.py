@@ -113,7 +113,7 @@ def features(question: str, passages: Sequence[Passage], probs: Sequence[float |
 class Decision:
     covered: bool
     order: list[int]
-    """Indices of the passages for the prompt, best first (empty when not covered)."""
+    """Indices of the passages for the prompt, in candidate order (empty when not covered)."""
     best_p: float | None
     reason: str
 
@@ -155,7 +155,8 @@ class Gate:
             return Decision(False, [], best_p,
                             f"retrieval score {top_score:.3f} < {self.min_score:.3f}")
         ranked = sorted(readable, key=lambda pi: (-pi[0], pi[1]))
-        order = [i for p, i in ranked if p >= self.p_pass or i == best_i][:max(1, max_passages)]
+        chosen = [i for p, i in ranked if p >= self.p_pass or i == best_i][:max(1, max_passages)]
+        order = sorted(chosen)  # in the candidates' own rank (P ranks them less well)
         return Decision(True, order, best_p, f"best passage P={best_p:.2f}")
 
     # --- storage -----------------------------------------------------------------------------

@@ -199,3 +199,23 @@ def focus(
         end = min(hit.end, max(c.end for c in chosen))
         out.append(Passage(hit, text, start, end, max(start, sents[best].start), sim))
     return out
+
+
+WINDOW_WEIGHT = 0.5
+"""How much the window's retrieval score counts beside its best sentences' similarity when
+passages of different windows are ranked. On the fitting half of our answer bench (26
+answerable questions), the top 3 passages overlapped the gold span for 16 questions when they
+came from the top 3 windows, 17 ranked by sentence similarity alone, 20 with this mix."""
+
+
+def rank_passages(passages: Sequence[Passage], window_weight: float = WINDOW_WEIGHT
+                  ) -> list[Passage]:
+    """Passages best first by ``similarity + window_weight * window score``; a passage that
+    overlaps a better one of the same lecture (windows overlap) is left out."""
+    ranked = sorted(passages, key=lambda p: -(p.similarity + window_weight * p.hit.score))
+    chosen: list[Passage] = []
+    for p in ranked:
+        if not any(c.hit.lecture_id == p.hit.lecture_id and p.start < c.end and p.end > c.start
+                   for c in chosen):
+            chosen.append(p)
+    return chosen

@@ -292,7 +292,6 @@ def fit_gate(
 
     from app.evidence import GateSample, check_passages, fit, read_questions, sample_for
     from app.services import build_services
-    from corpus.context import focus
 
     s = settings_for(index)
     with one_line_errors():
@@ -310,9 +309,7 @@ def fit_gate(
                 samples = []
                 for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
                     hits = services.retriever.search(q.question, k)
-                    passages = focus(q.question, hits[: answerer.candidates],
-                                     services.retriever.cues_for, answerer.embed,
-                                     chars=answerer.passage_chars)
+                    passages = answerer.candidates_for(q.question, hits)
                     probs = check_passages(services.llm.first_token, q.question, passages)
                     samples.append(sample_for(q, passages, probs, hits))
                 model = str(services.llm.model_id)

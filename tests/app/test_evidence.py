@@ -32,7 +32,7 @@ def test_fit_separates_answerable_from_uncovered_and_reports_leave_one_out() -> 
 def test_threshold_gate_keeps_the_best_passage_and_those_above_p_pass() -> None:
     gate = Gate(p_covered=0.7, p_pass=0.6)
     d = gate.decide([0.65, 0.9, 0.2], [0.9, 0.85, 0.8], max_passages=3)
-    assert d.covered and d.order == [1, 0]
+    assert d.covered and d.order == [0, 1]
     assert not gate.decide([0.5, None], [0.9]).covered
     assert not gate.decide([None, None], [0.9]).covered
 
