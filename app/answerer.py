@@ -306,7 +306,9 @@ class Answerer:
         timings["focus"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
-            probs = check_passages(self.llm.first_token, question, passages)
+            probs: list[float | None] = (
+                check_passages(self.llm.first_token, question, passages)
+                if self.gate.uses_llm else [None] * len(passages))
         except LLMError as exc:
             moments = [_moment(p, None) for p in passages]
             yield Moments(moments, None, "evidence check failed")
@@ -322,7 +324,8 @@ class Answerer:
         moments = [_moment(passages[i], probs[i]) for i in [*decision.order, *rest]]
         yield Moments(moments, decision.covered, decision.reason)
         if not decision.covered:
-            conf = None if decision.best_p is None else round(1.0 - decision.best_p, 4)
+            sure = decision.p_covered if decision.p_covered is not None else decision.best_p
+            conf = None if sure is None else round(1.0 - sure, 4)
             yield Reply(question, lang, "gated", moments, self._declined(lang), False,
                         confidence=conf, reason=decision.reason, timings=timings)
             return
@@ -366,7 +369,8 @@ class Answerer:
         answer = Answer(text, citations, True, self.llm.model_id, lang, dict(timings),
                         len(chosen))
         readable = [c.p for c in checks if c.p is not None]
-        conf = decision.best_p or 0.0
+        conf = (decision.p_covered if decision.p_covered is not None
+                else decision.best_p) or 0.0
         if readable:
             conf *= statistics.fmean(readable)
         yield Reply(question, lang, "gated", moments, answer, True, confidence=round(conf, 4),

@@ -116,6 +116,8 @@ class Decision:
     """Indices of the passages for the prompt, in candidate order (empty when not covered)."""
     best_p: float | None
     reason: str
+    p_covered: float | None = None
+    """The gate's P(the lectures cover the question), when it is a fitted model."""
 
 
 @dataclass
@@ -136,18 +138,34 @@ class Gate:
         z = self.bias + sum(w * float(feats.get(k, 0.0)) for k, w in self.weights.items())
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
+    @property
+    def uses_llm(self) -> bool:
+        """Whether deciding needs the LLM's evidence check (P(SIM) of each passage): the
+        fitted model may leave it out when it did not help (``fit``)."""
+        return "best_p" in self.weights if self.weights else True
+
     def decide(self, probs: Sequence[float | None], scores: Sequence[float],
                max_passages: int = 3, feats: Mapping[str, float] | None = None) -> Decision:
+        """Covered or not, and which passages (indices into ``probs``) go to the generator."""
         readable = [(p, i) for i, p in enumerate(probs) if p is not None]
+        pc: float | None
+        if self.weights and feats is not None and not self.uses_llm:
+            pc = self.p_covered_of(feats)
+            why = ", ".join(f"{k}={float(feats.get(k, 0)):.2f}" for k in self.weights)
+            if pc < 0.5:
+                return Decision(False, [], None, f"P(covered)={pc:.2f} < 0.50 ({why})", pc)
+            return Decision(True, list(range(min(len(probs), max(1, max_passages)))), None,
+                            f"P(covered)={pc:.2f} ({why})", pc)
         if not readable:
             return Decision(False, [], None, "no candidate could be checked")
         best_p, best_i = max(readable, key=lambda pi: (pi[0], -pi[1]))
         top_score = max(scores) if scores else 0.0
+        pc = None
         if self.weights and feats is not None:
             pc = self.p_covered_of(feats)
             if pc < 0.5:
                 shown = ", ".join(f"{k}={float(feats.get(k, 0)):.2f}" for k in self.weights)
-                return Decision(False, [], best_p, f"P(covered)={pc:.2f} < 0.50 ({shown})")
+                return Decision(False, [], best_p, f"P(covered)={pc:.2f} < 0.50 ({shown})", pc)
         elif best_p < self.p_covered:
             return Decision(False, [], best_p,
                             f"best passage P={best_p:.2f} < {self.p_covered:.2f}")
@@ -157,7 +175,7 @@ class Gate:
         ranked = sorted(readable, key=lambda pi: (-pi[0], pi[1]))
         chosen = [i for p, i in ranked if p >= self.p_pass or i == best_i][:max(1, max_passages)]
         order = sorted(chosen)  # in the candidates' own rank (P ranks them less well)
-        return Decision(True, order, best_p, f"best passage P={best_p:.2f}")
+        return Decision(True, order, best_p, f"best passage P={best_p:.2f}", pc)
 
     # --- storage -----------------------------------------------------------------------------
     def to_json(self) -> str:
@@ -255,8 +273,9 @@ def fit(samples: Sequence[GateSample], model: str = "") -> Gate:
     gate = Gate(round(p_cov, 6), round(min_score, 6), round(p_pass, 6), model=model,
                 fitted=fitted)
     if all(s.feats for s in samples) and 0 < sum(truth) < len(truth):
-        weights, bias, loo = _logistic(samples)
+        weights, bias, loo, table = _logistic(samples)
         gate.weights, gate.bias = weights, bias
+        fitted["selection"] = table
         # the passages that go to the generator: those whose P separates gold-span passages
         # from the rest (the best one always goes)
         gate.p_pass = round(p_pass_fit, 6)
@@ -268,32 +287,48 @@ def fit(samples: Sequence[GateSample], model: str = "") -> Gate:
     return gate
 
 
-def _logistic(samples: Sequence[GateSample]) -> tuple[dict[str, float], float, float]:
-    """Balanced logistic regression on standardised ``FEATURES``, returned in raw units, with
-    its leave-one-out balanced accuracy."""
+def _logistic(samples: Sequence[GateSample]
+              ) -> tuple[dict[str, float], float, float, list[dict[str, Any]]]:
+    """Balanced logistic regression on standardised features, the feature subset and
+    regularisation chosen by leave-one-out balanced accuracy (ties: fewer features, then
+    stronger regularisation); weights returned in raw units, with the LOO table."""
+    import itertools
+
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    x = np.array([[s.feats[k] for k in FEATURES] for s in samples], dtype=float)
+    x_all = np.array([[s.feats[k] for k in FEATURES] for s in samples], dtype=float)
     y = np.array([s.answerable for s in samples])
-    mu, sd = x.mean(axis=0), x.std(axis=0)
-    sd[sd == 0] = 1.0
 
-    def model(rows: np.ndarray, labels: np.ndarray) -> LogisticRegression:
-        return LogisticRegression(C=1.0, class_weight="balanced").fit((rows - mu) / sd, labels)
+    def model(rows: np.ndarray, labels: np.ndarray, c: float
+              ) -> tuple[LogisticRegression, np.ndarray, np.ndarray]:
+        mu, sd = rows.mean(axis=0), rows.std(axis=0)
+        sd[sd == 0] = 1.0
+        m = LogisticRegression(C=c, class_weight="balanced").fit((rows - mu) / sd, labels)
+        return m, mu, sd
 
-    hits = []
-    for i in range(len(samples)):
-        keep = np.arange(len(samples)) != i
-        if len(set(y[keep])) < 2:
-            continue
-        guess = model(x[keep], y[keep]).predict(((x[i] - mu) / sd)[None])[0]
-        hits.append((bool(y[i]), bool(guess)))
-    m = model(x, y)
+    table: list[dict[str, Any]] = []
+    for n in range(1, len(FEATURES) + 1):
+        for cols in itertools.combinations(range(len(FEATURES)), n):
+            for c in (0.3, 1.0, 3.0):
+                x = x_all[:, cols]
+                hits = []
+                for i in range(len(samples)):
+                    keep = np.arange(len(samples)) != i
+                    if len(set(y[keep])) < 2:
+                        continue
+                    m, mu, sd = model(x[keep], y[keep], c)
+                    hits.append((bool(y[i]), bool(m.predict(((x[i] - mu) / sd)[None])[0])))
+                table.append({"features": [FEATURES[j] for j in cols], "C": c,
+                              "loo": round(_balanced(hits), 4)})
+    best = max(table, key=lambda r: (r["loo"], -len(r["features"]), -r["C"]))
+    cols = tuple(FEATURES.index(f) for f in best["features"])
+    m, mu, sd = model(x_all[:, cols], y, best["C"])
     coef = m.coef_[0] / sd
     bias = float(m.intercept_[0] - (m.coef_[0] * mu / sd).sum())
-    return ({k: round(float(c), 6) for k, c in zip(FEATURES, coef, strict=True)}, round(bias, 6),
-            _balanced(hits))
+    top = sorted(table, key=lambda r: -r["loo"])[:8]
+    return ({best["features"][j]: round(float(coef[j]), 6) for j in range(len(cols))},
+            round(bias, 6), float(best["loo"]), top)
 
 
 # --- the labelled question set (bench/data/answers_3b1b.jsonl) ------------------------------
