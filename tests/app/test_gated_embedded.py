@@ -15,9 +15,9 @@ VIDEOS = ["2016/eigenvalues", "2017/neural-networks", "2017/gradient-descent",
           "2016/cross-products"]
 ANSWERABLE = [
     ("pq uma rotação de 90 graus no plano nao tem autovetor nenhum? e oq acontece qdo tenta "
-     "calcular os autovalores dela", "2016/eigenvalues"),
+     "calcular os autovalores dela", "eigenvalues"),
     ("pra q serve trocar pra uma base de autovetores? vi q fica facil elevar a matriz a 100 mas "
-     "n entendi pq", "2016/eigenvalues"),
+     "n entendi pq", "eigenvalues"),
 ]
 UNANSWERABLE = [
     "meu container no docker nao sobe, fala q a porta ja ta em uso, oq eu faço",
@@ -37,6 +37,7 @@ def services(tmp_path_factory, embedder) -> Iterator[object]:  # type: ignore[no
     from corpus.ingest import ingest
 
     root: Path = tmp_path_factory.mktemp("idx3b1b") / "index"
+    # each video folder ingested on its own: lecture ids are the folder names ("eigenvalues")
     ingest([CORPUS / v for v in VIDEOS], IndexStore(root), embedder,
            include=["**/portuguese/sentence_translations.json"])
     svc = build_services(Settings(index_dir=root, llm_base_url=None, answer_strategy="gated"))
