@@ -16,15 +16,10 @@ from typing import Any, Literal
 
 from app.citations import Citation, EmbedFn, cite
 from app.llm import ChatModel, Message
-from corpus.context import fit_texts
+from corpus.context import CONTEXT_CHARS, fit_texts  # one default budget for every prompt
 from corpus.models import Hit
 
 Lang = Literal["pt", "en"]
-
-CONTEXT_CHARS = 12_000
-"""Characters of segment text in one prompt when the caller gives no budget (the service passes
-``Settings.context_chars``). Spoken Portuguese runs 3.2-3.9 characters per Qwen token, so this
-is ~3,400 prompt tokens: it fits an 8k context with a 512-token answer."""
 
 MIN_SEGMENT_CHARS = 1000
 """A segment shorter than this after truncation is left out rather than shown as a stub."""
