@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.answer import _STOPWORDS, _fold
 from corpus.context import Passage, numbered
 from eval.claims import SYSTEM, yes_probability
 
@@ -70,21 +72,10 @@ _STUDENT_WORDS = frozenset(
 )
 
 
-def _fold(text: str) -> str:
-    import unicodedata
-
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
 def term_coverage(question: str, texts: Sequence[str]) -> float:
     """Share of the question's content words (4+ letters, not stop words) that the retrieved
     windows contain (a 5-letter prefix match, accent-blind): the terms of a question about
     another subject ("tcp", "dataframe") are missing from the lectures altogether."""
-    import re
-
-    from app.answer import _STOPWORDS
-
     stop = _STOPWORDS["pt"] | _STOPWORDS["en"]
     terms = {w for w in re.findall(r"[a-z0-9]+", _fold(question))
              if len(w) >= 4 and w not in stop and w not in _STUDENT_WORDS}

@@ -14,6 +14,7 @@ Two jobs, pure functions over plain data:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -127,8 +128,6 @@ def _sentences_of(hit: Hit, cues: Sequence[Cue]) -> list[Cue]:
     inside = [c for c in cues if c.end > hit.start and c.start < hit.end and c.text.strip()]
     if inside:
         return inside
-    import re
-
     parts = [p for p in re.split(r"(?<=[.!?])\s+", squash(hit.text)) if p]
     total = max(1, sum(len(p) + 1 for p in parts))
     span, out, pos = hit.end - hit.start, [], 0
