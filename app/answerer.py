@@ -175,8 +175,9 @@ def _moment(passage: Passage, p: float | None) -> Moment:
 
 
 def _hit_moment(hit: Hit) -> Moment:
-    return Moment(hit.lecture_id, hit.title or hit.lecture_id, hit.start, hit.end, hit.start,
-                  video_link(hit.url, hit.start), cut(squash(hit.text), SNIPPET_CHARS),
+    return Moment(hit.lecture_id, hit.title or hit.lecture_id, hit.start, hit.end,
+                  hit.link_start, video_link(hit.url, hit.link_start),
+                  cut(squash(hit.text), SNIPPET_CHARS),
                   round(float(hit.score), 4), None, hit.corpus_id)
 
 

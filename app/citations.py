@@ -204,7 +204,7 @@ def _citation(group: Sequence[tuple[int, Hit]]) -> Citation:
         title=first.title,
         start=start,
         end=max(h.end for _, h in group),
-        url=video_link(first.url, start),
+        url=video_link(first.url, min(h.link_start for _, h in group)),
         corpus_ids=[h.corpus_id for _, h in group],
     )
 

@@ -35,10 +35,22 @@ class Settings(BaseSettings):
     overlap_seconds: float = 30.0
     window_tokens: int | None = None
     overlap_tokens: int | None = None
+    # Short units inside windows that locate the answer (corpus/units.py); 0 turns them off.
+    unit_seconds: float = 30.0
+    unit_overlap_seconds: float = 15.0
 
     # Index / retrieval
     index_kind: Literal["flat", "hnsw", "ivf"] = "flat"
     search_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+    # Channel weights (corpus/fusion.py): this file, else INDEX_DIR/fusion.json, else shipped.
+    fusion_file: Path | None = None
+    # Rewrite chat spelling and missing accents before searching (corpus/query.py).
+    query_rewrite: bool = True
+    # Rerank the first fused hits: "auto" = a cross-encoder when rerank_model names one, else
+    # off; "llm" = the answer LLM's yes/no P(SIM) (slow on the embedded model).
+    rerank: Literal["auto", "off", "cross-encoder", "llm"] = "auto"
+    rerank_model: str | None = None
+    rerank_candidates: int = Field(default=10, ge=1, le=100)
     top_k: int = 10
 
     # LLM (answerer); falls back to OPENAI_* and then to the embedded server.

@@ -27,6 +27,7 @@ from typing import Any
 
 from app.answer import _STOPWORDS, _fold
 from corpus.context import Passage, numbered
+from corpus.rerank import ScoreReranker
 from eval.claims import SYSTEM, yes_probability
 
 DEFAULT_GATE_FILE = Path(__file__).with_name("gate.json")
@@ -57,11 +58,21 @@ def check_passages(
 
     Errors of ``ask`` (``LLMError``) propagate: the caller degrades to the evidence-only reply.
     """
+    return check_texts(ask, question, [p.text for p in passages])
+
+
+def check_texts(ask: FirstToken, question: str, texts: Sequence[str]) -> list[float | None]:
+    """P(the text answers the question) for each text (the gate's prompt and reading)."""
     out: list[float | None] = []
-    for p in passages:
-        text, probs = ask(gate_messages(question, p.text))
-        out.append(yes_probability(text, probs))
+    for text in texts:
+        reply, probs = ask(gate_messages(question, text))
+        out.append(yes_probability(reply, probs))
     return out
+
+
+def llm_reranker(ask: FirstToken) -> ScoreReranker:
+    """The retriever's LLM rerank: hits reordered by the same P(SIM) the gate reads."""
+    return ScoreReranker("llm", lambda question, texts: check_texts(ask, question, texts))
 
 
 _STUDENT_WORDS = frozenset(

@@ -16,6 +16,8 @@ class HitOut(BaseModel):
     start: float = Field(description="seconds")
     end: float = Field(description="seconds")
     text: str
+    answer_start: float | None = Field(
+        None, description="seconds: where the window's best-matching passage starts")
 
 
 class AskIn(BaseModel):

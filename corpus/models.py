@@ -72,6 +72,13 @@ class Hit:
     start: float
     end: float
     text: str
+    answer_start: float | None = None
+    """Where inside the window its best-matching unit starts (None: unknown, use ``start``)."""
+
+    @property
+    def link_start(self) -> float:
+        """The second a link to this hit opens at."""
+        return self.start if self.answer_start is None else self.answer_start
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

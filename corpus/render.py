@@ -20,6 +20,10 @@ def hit_markdown(hit: Hit, *, hide_url: bool = False, with_lecture: bool = False
         f"- *URL:* {'oculto' if hide_url else (hit.url or '—')}",
         f"- *Início:* {fmt_ts(hit.start)}",
         f"- *Fim:* {fmt_ts(hit.end)}",
+    ]
+    if with_lecture and hit.answer_start is not None:
+        lines.append(f"- *Resposta a partir de:* {fmt_ts(hit.answer_start)}")
+    lines += [
         f"- *Transcrição:* {hit.text}",
     ]
     return "\n".join(lines)

@@ -1,50 +1,86 @@
-"""Search: E5 + FAISS, BM25, or both fused by reciprocal rank fusion."""
+"""Search: E5 + FAISS and BM25 over windows and the short units inside them, fused by
+weighted reciprocal rank fusion (corpus.fusion), optionally reranked (corpus.rerank)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol
 
 import numpy as np
 
 from corpus.bm25 import BM25Index
 from corpus.embed import Embedder
+from corpus.fusion import Fusion, Ranking, fuse, load_fusion, top_pool
 from corpus.index import IndexData
 from corpus.models import Cue, Hit
+from corpus.query import QueryRewriter
+from corpus.units import best_per_window, members
 
 Mode = Literal["dense", "bm25", "hybrid"]
-RRF_K = 60
-
-
-def rrf(rankings: list[list[int]], k: int = RRF_K) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of several ranked id lists, best first."""
-    fused: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, cid in enumerate(ranking):
-            fused[cid] = fused.get(cid, 0.0) + 1.0 / (k + rank + 1)
-    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 @dataclass
 class SearchTimings:
     embed_s: float = 0.0
     search_s: float = 0.0
+    rerank_s: float = 0.0
 
 
 @dataclass
 class SearchResult:
     hits: list[Hit]
     timings: SearchTimings = field(default_factory=SearchTimings)
+    query: str = ""
+    """The question as searched, after the rewriter (corpus.query)."""
+
+
+def _windows_only(fusion: Fusion, mode: str) -> Fusion:
+    """``fusion`` for an index without units: the window channels, or one of them alone."""
+    weights = {c: (w if "_unit" not in c else 0.0) for c, w in fusion.weights.items()}
+    if not any(weights.values()):
+        weights["bm25" if mode == "bm25" else "dense"] = 1.0
+        if mode == "hybrid":
+            weights["bm25"] = 1.0
+    return replace(fusion, weights=weights)
+
+
+class Reranker(Protocol):
+    """Reorders the first fused hits of a question, best first (corpus.rerank)."""
+
+    name: str
+
+    def rerank(self, question: str, hits: list[Hit]) -> list[Hit]: ...
 
 
 class Retriever:
-    """Top-k segments for a question over one loaded index."""
+    """Top-k windows for a question over one loaded index.
 
-    def __init__(self, data: IndexData, embedder: Embedder | None, mode: Mode = "hybrid") -> None:
+    ``fusion`` weighs the channels (window and unit, dense and BM25; default: the shipped
+    ``corpus/fusion.json``); an index without units
+    uses the window channels alone. ``rewriter`` turns a student's spelling into the corpus'
+    (None: the question as typed). ``reranker`` reorders the first ``rerank_candidates`` fused
+    hits (None: no rerank).
+    """
+
+    def __init__(
+        self,
+        data: IndexData,
+        embedder: Embedder | None,
+        mode: Mode = "hybrid",
+        *,
+        fusion: Fusion | None = None,
+        rewriter: QueryRewriter | None = None,
+        reranker: Reranker | None = None,
+        rerank_candidates: int = 10,
+    ) -> None:
         self.data = data
         self.embedder = embedder
         self.mode = mode
+        self.fusion = fusion or load_fusion()
+        self.rewriter = rewriter
+        self.reranker = reranker
+        self.rerank_candidates = rerank_candidates
         segs = data.segments
         self._ids = segs["corpus_id"].to_numpy(np.int64)
         self._lecture = segs["lecture_id"].to_numpy()
@@ -57,6 +93,23 @@ class Retriever:
                         zip(frame["start"], frame["end"], frame["text"], strict=True)]
                 cues.sort(key=lambda c: c.start)
                 self._cues[str(lid)] = (np.array([c.start for c in cues]), cues)
+        self._units = data.units if data.units is not None and len(data.units) else None
+        self._unit_bm25: BM25Index | None = None
+        if self._units is not None and data.unit_vectors is not None:
+            u = self._units
+            self._unit_lecture = u["lecture_id"].to_numpy()
+            self._unit_start = u["start"].to_numpy(np.float64)
+            self._pair_w, self._pair_u = members(
+                self._lecture, segs["start"].to_numpy(np.float64),
+                segs["end"].to_numpy(np.float64), self._unit_lecture, self._unit_start,
+                u["end"].to_numpy(np.float64))
+            self._unit_bm25 = BM25Index(list(range(len(u))), u["text"].tolist())
+        else:
+            self._units = None
+
+    @property
+    def has_units(self) -> bool:
+        return self._units is not None
 
     def cues_for(self, hit: Hit) -> list[Cue]:
         """The timed cues (sentences) inside ``hit``'s window; empty for an index without cues."""
@@ -80,10 +133,13 @@ class Retriever:
     ) -> list[Hit]:
         return self.search_timed(question, k, mode=mode, lectures=lectures).hits
 
+    def rewrite(self, question: str) -> str:
+        return self.rewriter(question) if self.rewriter is not None else question
+
     def embed_query(self, question: str) -> np.ndarray:
         if self.embedder is None:
             raise RuntimeError("dense search needs an embedding model")
-        return self.embedder.embed([question], "query")[0]
+        return self.embedder.embed([self.rewrite(question)], "query")[0]
 
     def search_timed(
         self,
@@ -93,13 +149,24 @@ class Retriever:
         mode: Mode | None = None,
         lectures: list[str] | None = None,
         query_vec: np.ndarray | None = None,
+        fusion: Fusion | None = None,
+        rerank: bool | None = None,
     ) -> SearchResult:
-        """Search, reporting time spent embedding the question and searching."""
+        """Search, reporting time spent embedding the question, searching and reranking.
+
+        ``fusion`` overrides the retriever's weights for this call (benchmarks); ``rerank``
+        turns the configured reranker on or off for this call."""
         mode = mode or self.mode
         timings = SearchTimings()
+        query = self.rewrite(question)
         n = len(self._ids)
         if n == 0 or k <= 0:
-            return SearchResult([], timings)
+            return SearchResult([], timings, query)
+        fusion = fusion or self.fusion
+        if mode != "hybrid":
+            fusion = fusion.restricted(mode)
+        if self._units is None:
+            fusion = _windows_only(fusion, mode)
         mask = np.isin(self._lecture, lectures) if lectures else None
         pool = min(n, max(k * 5, 50))
         qv = query_vec
@@ -108,47 +175,116 @@ class Retriever:
             qv = self.embed_query(question)
             timings.embed_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        dense: list[int] = []
-        if mode != "bm25" and qv is not None:
-            dense = self._dense(qv, pool, mask)
-        sparse: list[tuple[int, float]] = []
-        if mode != "dense" and self._bm25 is not None:
-            sparse = self._bm25.search(question, pool, mask)
-        if mode == "dense":
-            ranked = dense
-        elif mode == "bm25":
-            ranked = [cid for cid, _ in sparse]
-        else:
-            ranked = [cid for cid, _ in rrf([dense, [c for c, _ in sparse]])]
-        ranked = ranked[:k]
-        bm25_scores = dict(sparse)
-        hits = []
-        for cid in ranked:
-            row = self.data.row_of[cid]
-            score = (
-                float(self.data.vectors[row] @ qv) if qv is not None else bm25_scores.get(cid, 0.0)
-            )
-            hits.append(self._hit(cid, row, score))
+        rankings: dict[str, Ranking] = {}
+        unit_scores: dict[str, np.ndarray] = {}
+        if qv is not None and fusion.weight("dense"):
+            rankings["dense"] = self._dense(qv, pool, mask)
+        if self._bm25 is not None and fusion.weight("bm25"):
+            found = self._bm25.search(query, pool, mask)
+            rankings["bm25"] = (np.array([self.data.row_of[c] for c, _ in found], np.int64),
+                                np.array([v for _, v in found], np.float64))
+        if self._units is not None:
+            if qv is not None and mode != "bm25":
+                unit_scores["dense_unit"] = self._unit_dense(qv, lectures)
+            if self._unit_bm25 is not None and mode != "dense":
+                bm = self._unit_bm25.scores(query)
+                unit_scores["bm25_unit"] = np.where(bm > 0, bm, -np.inf)
+            for channel, scores in unit_scores.items():
+                if fusion.weight(channel):
+                    best, _ = best_per_window(n, self._pair_w, self._pair_u, scores)
+                    if mask is not None:
+                        best = np.where(mask, best, -np.inf)
+                    rankings[channel] = top_pool(best, pool)
+        fused = fuse(rankings, fusion)
+        use_rerank = self.reranker is not None and (rerank if rerank is not None else True)
+        keep = max(k, self.rerank_candidates) if use_rerank else k
+        bm25_of = dict(zip(*rankings["bm25"], strict=True)) if "bm25" in rankings else {}
+        hits = [self._hit(int(self._ids[row]), row,
+                          float(self.data.vectors[row] @ qv) if qv is not None
+                          else float(bm25_of.get(row, 0.0)),
+                          self._answer_start(row, unit_scores, fusion))
+                for row, _ in fused[:keep]]
         timings.search_s = time.perf_counter() - t0
-        return SearchResult(hits, timings)
+        if use_rerank and self.reranker is not None and hits:
+            t0 = time.perf_counter()
+            head = hits[: self.rerank_candidates]
+            hits = self.reranker.rerank(question, head) + hits[len(head):]
+            timings.rerank_s = time.perf_counter() - t0
+        return SearchResult(hits[:k], timings, query)
 
-    def _dense(self, qv: np.ndarray, pool: int, mask: np.ndarray | None) -> list[int]:
-        if mask is not None:  # exact scores over the chosen lectures' vectors
-            rows = np.flatnonzero(mask)
-            if len(rows) == 0:
-                return []
-            scores = self.data.vectors[rows] @ qv
-            order = np.argsort(-scores, kind="stable")[:pool]
-            return [int(self._ids[rows[i]]) for i in order]
+    def pools(self, question: str, pool: int = 50) -> dict[str, Ranking]:
+        """Every channel's ``pool`` best windows for ``question`` over the whole index (what
+        fusion weights are fitted on); unit channels only for an index with units."""
+        query = self.rewrite(question)
+        n = len(self._ids)
+        out: dict[str, Ranking] = {}
+        if n == 0:
+            return out
+        pool = min(pool, n)
+        if self.embedder is not None:
+            qv = self.embed_query(question)
+            out["dense"] = self._dense(qv, pool, None)
+            if self._units is not None:
+                best, _ = best_per_window(n, self._pair_w, self._pair_u, self._unit_dense(qv, None))
+                out["dense_unit"] = top_pool(best, pool)
+        if self._bm25 is not None:
+            found = self._bm25.search(query, pool)
+            out["bm25"] = (np.array([self.data.row_of[c] for c, _ in found], np.int64),
+                           np.array([v for _, v in found], np.float64))
+        if self._unit_bm25 is not None:
+            bm = self._unit_bm25.scores(query)
+            best, _ = best_per_window(n, self._pair_w, self._pair_u, np.where(bm > 0, bm, -np.inf))
+            out["bm25_unit"] = top_pool(best, pool)
+        return out
+
+    def window(self, row: int) -> tuple[str, float, float]:
+        """Lecture id, start and end of the window at ``row``."""
+        seg = self.data.segments.iloc[row]
+        return str(seg["lecture_id"]), float(seg["start"]), float(seg["end"])
+
+    def _unit_dense(self, qv: np.ndarray, lectures: list[str] | None) -> np.ndarray:
+        vecs = self.data.unit_vectors
+        assert vecs is not None
+        scores = vecs @ qv
+        if lectures:
+            scores = np.where(np.isin(self._unit_lecture, lectures), scores, -np.inf)
+        return scores
+
+    def _answer_start(self, row: int, unit_scores: dict[str, np.ndarray], fusion: Fusion
+                      ) -> float | None:
+        """Where the window's best unit starts: the unit ranked best inside the window by the
+        unit channels (their fusion weights, or equal weights when fusion uses none)."""
+        if not unit_scores:
+            return None
+        lo, hi = np.searchsorted(self._pair_w, row), np.searchsorted(self._pair_w, row, "right")
+        inside = self._pair_u[lo:hi]
+        if len(inside) == 0:
+            return None
+        weights = {c: fusion.weight(c) for c in unit_scores}
+        if not any(weights.values()):
+            weights = dict.fromkeys(unit_scores, 1.0)
+        total = np.zeros(len(inside))
+        for channel, scores in unit_scores.items():
+            order = np.argsort(-scores[inside], kind="stable")
+            ranks = np.empty(len(inside))
+            ranks[order] = np.arange(1, len(inside) + 1)
+            total += weights[channel] / (fusion.k + ranks)
+        return float(self._unit_start[inside[int(np.argmax(total))]])
+
+    def _dense(self, qv: np.ndarray, pool: int, mask: np.ndarray | None) -> Ranking:
+        """The ``pool`` windows closest to ``qv``: rows and cosines, best first."""
         index = self.data.faiss_index
-        if index is None:
+        if mask is not None or index is None:  # exact scores (over the chosen lectures)
             scores = self.data.vectors @ qv
-            order = np.argsort(-scores, kind="stable")[:pool]
-            return [int(self._ids[i]) for i in order]
-        _, ids = index.search(qv.reshape(1, -1).astype(np.float32), pool)
-        return [int(i) for i in ids[0] if i >= 0]
+            if mask is not None:
+                scores = np.where(mask, scores, -np.inf)
+            return top_pool(scores, pool)
+        dist, ids = index.search(qv.reshape(1, -1).astype(np.float32), pool)
+        keep = ids[0] >= 0
+        rows = np.array([self.data.row_of[int(c)] for c in ids[0][keep]], np.int64)
+        return rows, dist[0][keep].astype(np.float64)
 
-    def _hit(self, cid: int, row: int, score: float) -> Hit:
+    def _hit(self, cid: int, row: int, score: float, answer_start: float | None = None) -> Hit:
         seg = self.data.segments.iloc[row]
         meta = self._meta.get(str(seg["lecture_id"]), {})
         return Hit(
@@ -160,6 +296,7 @@ class Retriever:
             start=float(seg["start"]),
             end=float(seg["end"]),
             text=str(seg["text"]),
+            answer_start=answer_start,
         )
 
     def segment(self, corpus_id: int) -> Hit | None:

@@ -49,7 +49,8 @@ def ingest(
                 raise FileNotFoundError(f"{p}: no such file or folder")
         embedder = load_embedder(s)
         params = SegmentParams(
-            s.window_seconds, s.overlap_seconds, s.window_tokens, s.overlap_tokens
+            s.window_seconds, s.overlap_seconds, s.window_tokens, s.overlap_tokens,
+            s.unit_seconds, s.unit_overlap_seconds,
         )
         summary = run_ingest(
             paths, IndexStore(s.index_dir), embedder, include=include, manifest=manifest,
@@ -90,9 +91,9 @@ def search(
     json_out: bool = JsonOpt,
 ) -> None:
     """Search the index and print the segments as the evaluation report lists them."""
+    from app.services import retriever_for
     from corpus.index import IndexStore
     from corpus.render import hit_markdown
-    from corpus.retrieve import Retriever
 
     s = settings_for(index)
     use_mode = mode or s.search_mode
@@ -105,7 +106,8 @@ def search(
         if use_mode != "bm25":
             embedder = load_embedder(s)
             store.check_model(data, embedder.model_id)
-        retriever = Retriever(data, embedder, use_mode)  # type: ignore[arg-type]
+        retriever = retriever_for(s, data, embedder)
+        retriever.mode = use_mode  # type: ignore[assignment]
         questions = (
             [q.strip() for q in sys.stdin if q.strip()] if question == "-" else [question]
         )

@@ -23,6 +23,7 @@ def register(cli: typer.Typer) -> None:
     cli.command()(judge)
     cli.command("fit-labels")(fit_labels)
     cli.command("fit-gate")(fit_gate)
+    cli.command("fit-fusion")(fit_fusion)
 
 
 def _thresholds(path: Path | None):  # type: ignore[no-untyped-def]
@@ -333,3 +334,44 @@ def fit_gate(
                    f"balanced accuracy on {len(samples)} questions "
                    f"{gate.fitted['balanced_accuracy']:.3f}"
                    + (f" (leave-one-out {loo:.3f})" if loo is not None else ""))
+
+
+def fit_fusion(
+    questions: list[Path] = typer.Argument(..., help="JSON Lines question sets with gold spans "
+                                           "(gold_lecture, gold_start, gold_end)."),
+    split: str | None = typer.Option(None, "--split", help="Only the questions of this split."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Where to write the weights (default: INDEX_DIR/fusion.json, which "
+        "this index then uses)."),
+    index: Path | None = IndexOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Fit the retrieval fusion weights (dense / BM25, windows / units) on questions with gold
+    spans over this index, and store them beside the index."""
+    from app.services import build_retriever
+    from corpus.fusion import FIRST_SLICE, INDEX_FILE
+    from eval.retrieval import fit_fusion as fit_on
+    from eval.retrieval import read_gold, run
+
+    s = settings_for(index)
+    with one_line_errors():
+        qs = [q for path in questions for q in read_gold(path, split=split)]
+        if not qs:
+            raise ValueError(f"{questions[0]}: no answerable question with a gold span"
+                             + (f" in split {split!r}" if split else ""))
+        retriever, _ = build_retriever(s)
+        fusion = fit_on(retriever, qs, fitted_on=", ".join(
+            p.name + (f" ({split})" if split else "") for p in questions))
+        fitted, _ = run(retriever, qs, fusion=fusion)
+        before, _ = run(retriever, qs, fusion=FIRST_SLICE)
+        target = out or (s.index_dir / INDEX_FILE)
+        fusion.save(target)
+    report = {"file": str(target), "questions": len(qs), "weights": fusion.weights,
+              "method": fusion.method, "fitted": fitted, "first_slice_hybrid": before}
+    if json_out:
+        print_json(report)
+        return
+    typer.echo(f"fusion written to {target} ({len(qs)} questions): " + ", ".join(
+        f"{c} {w:g}" for c, w in fusion.weights.items()))
+    for name, figs in (("fitted", fitted), ("first slice hybrid", before)):
+        typer.echo(f"  {name:<20} " + "  ".join(f"{k} {v:.3f}" for k, v in figs.items()))

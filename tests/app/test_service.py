@@ -56,8 +56,10 @@ def test_ask_answers_with_citations_to_real_segments(service: str) -> None:
         assert all(1 <= n <= len(body["segments"]) for n in c["n"])
         cited = body["segments"][c["n"][0] - 1]
         assert (cited["lecture_id"], cited["start"]) in seg_ids
-        if "youtube" in c["url"]:
-            assert f"t={int(c['start'])}" in c["url"]
+        if "youtube" in c["url"]:  # the link opens where the cited answer starts
+            opens = min(body["segments"][n - 1]["answer_start"] for n in c["n"])
+            assert f"t={int(opens)}" in c["url"]
+            assert c["start"] <= opens < c["end"]
     assert {"embedding", "search", "total"} <= set(body["timings"])
     assert body["models"]["llm"] == "fake-model"
 
@@ -130,3 +132,13 @@ def test_openapi_documents_the_routes(service: str) -> None:
     spec = httpx.get(f"{service}/openapi.json").json()
     assert {"/ask", "/ask/stream", "/search", "/segments/{corpus_id}", "/lectures",
             "/health"} <= set(spec["paths"])
+
+
+def test_search_links_open_at_the_answering_sentence(service: str) -> None:
+    # In redes-neurais.srt the ReLU is defined at 00:01:41.889, inside a two-minute window
+    # that starts at 0 s: the student lands on the definition, not 100 s before it.
+    body = httpx.get(f"{service}/search", params={"q": "o que a ReLU devolve?", "k": 3}).json()
+    top = body["hits"][0]
+    assert top["lecture_id"] == "redes-neurais"
+    assert top["start"] <= top["answer_start"] <= 101.9 < top["end"]
+    assert 101.9 - top["answer_start"] < 30  # a unit is 30 s: the definition is in view

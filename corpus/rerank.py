@@ -1,0 +1,88 @@
+"""Rerankers: reorder the first fused hits of a question (the ``Reranker`` protocol of
+``corpus.retrieve``).
+
+- ``CrossEncoderReranker``: a sentence-transformers cross-encoder loaded from a local folder or
+  the Hugging Face cache (``AULA_RERANK_MODEL``; e.g. a multilingual MiniLM or bge reranker),
+  never downloaded at run time.
+- The LLM's first-token yes/no relevance lives with the answerer's evidence check
+  (``app.evidence.LLMReranker``): the same prompt and the same P(SIM), written once.
+
+A reranker scores each hit's focus text: the unit around ``answer_start`` when the index has
+units, which is what a student would read first, else the window.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from corpus.models import Hit
+
+RERANK_CHARS = 900
+"""Characters of a hit shown to the reranker, from its answer start."""
+
+
+class RerankModelError(RuntimeError):
+    """The configured reranking model cannot be loaded offline."""
+
+
+def rerank_text(hit: Hit, chars: int = RERANK_CHARS) -> str:
+    """The part of the window a reranker reads: from about ``answer_start`` on (by the share
+    of the window's duration), ``chars`` characters."""
+    text = " ".join(hit.text.split())
+    if len(text) <= chars:
+        return text
+    span = max(hit.end - hit.start, 1e-6)
+    at = int(len(text) * max(0.0, min(1.0, (hit.link_start - hit.start) / span)))
+    at = max(0, min(at, len(text) - chars))
+    head = text.rfind(" ", 0, at) + 1 if at else 0
+    return text[head : head + chars]
+
+
+def reorder(hits: Sequence[Hit], scores: Sequence[float | None]) -> list[Hit]:
+    """Hits by score, best first; unscored ones keep their order after the scored ones."""
+    keyed = [(-(s if s is not None else -np.inf), i) for i, s in enumerate(scores)]
+    return [hits[i] for _, i in sorted(keyed)]
+
+
+class CrossEncoderReranker:
+    """A cross-encoder over (question, hit text) pairs."""
+
+    def __init__(self, model: str, *, device: str | None = None, batch_size: int = 16) -> None:
+        from sentence_transformers import CrossEncoder
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        self.name = f"cross-encoder:{model}"
+        self.batch_size = batch_size
+        try:
+            self.model = CrossEncoder(model, device=device, local_files_only=True)
+        except Exception as exc:  # the library raises many kinds for "not found offline"
+            raise RerankModelError(
+                f"cannot load reranking model {model!r} offline: {exc}. Put it in the Hugging "
+                "Face cache or give a local folder in AULA_RERANK_MODEL."
+            ) from exc
+
+    def scores(self, question: str, hits: Sequence[Hit]) -> list[float]:
+        if not hits:
+            return []
+        pairs = [(question, rerank_text(h)) for h in hits]
+        out = self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
+        return [float(x) for x in np.asarray(out).reshape(-1)]
+
+    def rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
+        scores = self.scores(question, hits)
+        return reorder(hits, scores)
+
+
+class ScoreReranker:
+    """A reranker from any ``scores(question, texts) -> P`` function (the LLM check)."""
+
+    def __init__(self, name: str, scores: Callable[[str, list[str]], Sequence[float | None]]
+                 ) -> None:
+        self.name = name
+        self._scores = scores
+
+    def rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
+        return reorder(hits, self._scores(question, [rerank_text(h) for h in hits]))

