@@ -72,7 +72,8 @@ def _compare(prefix: str, retriever: Any, questions: list[Any], figures: dict[st
     latencies: dict[str, list[float]] = {}
     for name, fusion, mode, rewrite in configs:
         retriever.rewriter = rewriter if rewrite else None
-        figs, secs = run(retriever, questions, fusion=fusion, mode=mode, rerank=False)
+        figs, secs = run(retriever, questions, fusion=fusion, mode=mode, rerank=False,
+                         links_at_window_start=name in ("first_slice_hybrid", "dense", "bm25"))
         latencies[name] = secs
         for key, val in figs.items():
             figures[f"{prefix}_{name}_{key}"] = val

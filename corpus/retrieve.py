@@ -151,11 +151,13 @@ class Retriever:
         query_vec: np.ndarray | None = None,
         fusion: Fusion | None = None,
         rerank: bool | None = None,
+        locate: bool = True,
     ) -> SearchResult:
         """Search, reporting time spent embedding the question, searching and reranking.
 
         ``fusion`` overrides the retriever's weights for this call (benchmarks); ``rerank``
-        turns the configured reranker on or off for this call."""
+        turns the configured reranker on or off for this call; ``locate=False`` skips finding
+        each hit's ``answer_start`` when no unit channel is weighted (the first slice's cost)."""
         mode = mode or self.mode
         timings = SearchTimings()
         query = self.rewrite(question)
@@ -183,7 +185,8 @@ class Retriever:
             found = self._bm25.search(query, pool, mask)
             rankings["bm25"] = (np.array([self.data.row_of[c] for c, _ in found], np.int64),
                                 np.array([v for _, v in found], np.float64))
-        if self._units is not None:
+        wants_units = locate or fusion.weight("dense_unit") or fusion.weight("bm25_unit")
+        if self._units is not None and wants_units:
             if qv is not None and mode != "bm25":
                 unit_scores["dense_unit"] = self._unit_dense(qv, lectures)
             if self._unit_bm25 is not None and mode != "dense":

@@ -94,14 +94,15 @@ def figures(questions: Sequence[GoldQuestion], results: Sequence[Sequence[Hit]],
 
 
 def run(retriever: Any, questions: Sequence[GoldQuestion], *, k: int = 10,
-        fusion: Fusion | None = None, mode: str | None = None, rerank: bool | None = None
-        ) -> tuple[dict[str, float], list[float]]:
+        fusion: Fusion | None = None, mode: str | None = None, rerank: bool | None = None,
+        links_at_window_start: bool = False) -> tuple[dict[str, float], list[float]]:
     """Search every question; the figures and each search's seconds (embed + search +
-    rerank)."""
+    rerank). ``links_at_window_start``: links open where windows start (the first slice)."""
     results, seconds = [], []
     for q in questions:
         t0 = time.perf_counter()
-        res = retriever.search_timed(q.question, k, mode=mode, fusion=fusion, rerank=rerank)
+        res = retriever.search_timed(q.question, k, mode=mode, fusion=fusion, rerank=rerank,
+                                     locate=not links_at_window_start)
         seconds.append(time.perf_counter() - t0)
         results.append(res.hits)
     return figures(questions, results), seconds

@@ -363,7 +363,7 @@ def fit_fusion(
         fusion = fit_on(retriever, qs, fitted_on=", ".join(
             p.name + (f" ({split})" if split else "") for p in questions))
         fitted, _ = run(retriever, qs, fusion=fusion)
-        before, _ = run(retriever, qs, fusion=FIRST_SLICE)
+        before, _ = run(retriever, qs, fusion=FIRST_SLICE, links_at_window_start=True)
         target = out or (s.index_dir / INDEX_FILE)
         fusion.save(target)
     report = {"file": str(target), "questions": len(qs), "weights": fusion.weights,

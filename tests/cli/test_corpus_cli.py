@@ -39,8 +39,10 @@ def test_search_json_has_the_documented_keys(cli_index: Path) -> None:
     hits = json.loads(res.stdout)
     assert len(hits) == 3
     assert set(hits[0]) == {
-        "corpus_id", "score", "lecture_id", "title", "url", "start", "end", "text"
+        "corpus_id", "score", "lecture_id", "title", "url", "start", "end", "text",
+        "answer_start",
     }
+    assert hits[0]["start"] <= hits[0]["answer_start"] < hits[0]["end"]
     assert hits[0]["lecture_id"] == "derivadas"
     assert "cosseno" in hits[0]["text"]
 

@@ -153,3 +153,31 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     assert rw("pq a funcao sigmoide do neuronio?") == "por que a função sigmóide do neurônio?"
     assert rw("vc sabe oq é a matriz Q?") == "você sabe o que é a matriz Q?"
     assert "sigmoide" not in accent_map(["sigmóide uma vez só"])  # one-off spellings are not kept
+
+
+def test_the_llm_rerank_puts_the_passage_the_llm_confirms_first(sample_index, embedder) -> None:  # type: ignore[no-untyped-def]
+    # The reranker reads P(SIM) from the first token's logprobs, as the evidence gate does; the
+    # fake LLM confirms only the text that fusion ranked last of four.
+    from app.evidence import llm_reranker
+    from app.llm import LLMClient
+    from corpus.rerank import rerank_text
+    from tests.app.fake_llm import FakeLLMServer
+
+    question = "qual é a derivada do seno?"
+    confirmed: list[str] = []
+
+    def judge(messages):  # type: ignore[no-untyped-def]
+        return "SIM@0.9" if confirmed[0] in messages[-1]["content"] else "NÃO@0.8"
+
+    with FakeLLMServer(judge) as srv:
+        client = LLMClient(srv.base_url, model="fake", retries=0, timeout=10)
+        r = Retriever(sample_index.load(), embedder, reranker=llm_reranker(client.first_token),
+                      rerank_candidates=4)
+        plain = r.search_timed(question, 4, rerank=False).hits
+        confirmed.append(rerank_text(plain[-1])[:80])
+        ranked = r.search_timed(question, 4)
+        asked = len(srv.requests)
+    assert asked == 4  # one check per candidate
+    assert ranked.timings.rerank_s > 0
+    assert ranked.hits[0].corpus_id == plain[-1].corpus_id
+    assert [h.corpus_id for h in ranked.hits[1:]] == [h.corpus_id for h in plain[:-1]]
