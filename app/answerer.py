@@ -404,8 +404,11 @@ class Answerer:
 
     def _failed(self, question: str, lang: Lang, strategy: Strategy, moments: list[Moment],
                 exc: Exception, timings: dict[str, float]) -> Reply:
+        # the reply may reach anyone: it says what failed, the log says where
+        log.warning("answer failed (%s): %s", strategy, exc)
+        public = exc.public if isinstance(exc, LLMError) else "the language model failed"
         return Reply(question, lang, strategy, moments, None, None,
-                     note=FAILED[lang].format(why=_why(exc, lang)), error=str(exc),
+                     note=FAILED[lang].format(why=_why(exc, lang)), error=public,
                      reason="llm failed", timings=timings)
 
 

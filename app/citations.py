@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
+from corpus.metadata import web_url
 from corpus.models import Hit
 
 EmbedFn = Callable[[list[str], str], np.ndarray]
@@ -61,7 +62,15 @@ def fmt_ts(seconds: float) -> str:
 
 
 def video_link(url: str, seconds: float) -> str:
-    """``url`` opening at ``seconds``: YouTube gets ``t=<s>``, anything else ``#t=<s>``."""
+    """``url`` opening at ``seconds``: YouTube gets ``t=<s>``, anything else ``#t=<s>``.
+
+    Only http(s) links come out (``corpus.metadata.web_url``: a host without a scheme gets
+    ``https://``); anything else, ``javascript:`` included, gives ``""`` (no link).
+    """
+    try:
+        url = web_url(url)
+    except ValueError:
+        return ""
     if not url:
         return ""
     t = str(max(0, int(seconds)))

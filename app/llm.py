@@ -2,7 +2,8 @@
 
 The official ``openai`` client does the HTTP; its built-in retries are off (``max_retries=0``)
 so that one policy applies everywhere: connection errors, timeouts, 429 and 5xx are retried
-with exponential backoff, then one ``LLMError`` names the endpoint and the last error.
+with exponential backoff, then one ``LLMError`` names the endpoint and the last error. Its
+``public`` line says the same without the endpoint, a key or an address, for anonymous replies.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
@@ -24,7 +26,27 @@ MAX_BACKOFF_S = 8.0
 
 
 class LLMError(RuntimeError):
-    """The LLM endpoint failed for good (after retries, or with an error retrying can't fix)."""
+    """The LLM endpoint failed for good (after retries, or with an error retrying can't fix).
+
+    ``str()`` is the detail for the logs (the endpoint, its password hidden, and the server's
+    message); ``public`` says what went wrong naming no endpoint, key or address.
+    """
+
+    def __init__(self, detail: str, public: str = "the language model failed") -> None:
+        super().__init__(detail)
+        self.public = public
+
+
+def redacted(url: str) -> str:
+    """``url`` fit for a log: a password in it becomes ``***`` and its query is dropped."""
+    parts = urlsplit(url)
+    if not parts.netloc:
+        return url
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.split(':', 1)[0]}:***@{host}"
+    return urlunsplit(parts._replace(netloc=netloc, query="", fragment=""))
 
 
 class ChatModel(Protocol):
@@ -50,6 +72,17 @@ def _retryable(exc: Exception) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code == 429 or exc.status_code >= 500
     return False
+
+
+def _brief(exc: Exception) -> str:
+    """What went wrong in words that carry nothing from the endpoint or the network."""
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, openai.APIConnectionError):
+        return "cannot connect"
+    return type(exc).__name__
 
 
 def _describe(exc: Exception) -> str:
@@ -81,6 +114,7 @@ class LLMClient:
         backoff: float = 0.5,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.shown_url = redacted(self.base_url)
         self.retries = max(0, retries)
         self.backoff = backoff
         self._model = model or None
@@ -113,7 +147,8 @@ class LLMClient:
         kwargs = self._kwargs(messages, temperature, max_tokens)
         resp = self._call(lambda: self._client.chat.completions.create(**kwargs))
         if not resp.choices:
-            raise LLMError(f"LLM endpoint {self.base_url} returned no choices")
+            raise LLMError(f"LLM endpoint {self.shown_url} returned no choices",
+                           "the language model returned no choices")
         return resp.choices[0].message.content or ""
 
     def first_token(self, messages: Sequence[Message], *, top: int = 10
@@ -124,7 +159,8 @@ class LLMClient:
         kwargs.update(logprobs=True, top_logprobs=top)
         resp = self._call(lambda: self._client.chat.completions.create(**kwargs))
         if not resp.choices:
-            raise LLMError(f"LLM endpoint {self.base_url} returned no choices")
+            raise LLMError(f"LLM endpoint {self.shown_url} returned no choices",
+                           "the language model returned no choices")
         choice = resp.choices[0]
         text = choice.message.content or ""
         content = choice.logprobs.content if choice.logprobs else None
@@ -157,7 +193,8 @@ class LLMClient:
                     yield chunk.choices[0].delta.content
         except openai.OpenAIError as exc:
             raise LLMError(
-                f"LLM endpoint {self.base_url} failed while streaming: {_describe(exc)}"
+                f"LLM endpoint {self.shown_url} failed while streaming: {_describe(exc)}",
+                f"the language model failed while streaming ({_brief(exc)})",
             ) from exc
         finally:
             chunks.close()
@@ -183,12 +220,15 @@ class LLMClient:
             except openai.OpenAIError as exc:
                 if not _retryable(exc):
                     raise LLMError(
-                        f"LLM endpoint {self.base_url} refused the request: {_describe(exc)}"
+                        f"LLM endpoint {self.shown_url} refused the request: {_describe(exc)}",
+                        f"the language model refused the request ({_brief(exc)})",
                     ) from exc
                 if attempt + 1 == attempts:
                     raise LLMError(
-                        f"LLM endpoint {self.base_url} failed after {attempts} attempt(s); "
-                        f"last error: {_describe(exc)}"
+                        f"LLM endpoint {self.shown_url} failed after {attempts} attempt(s); "
+                        f"last error: {_describe(exc)}",
+                        f"the language model failed after {attempts} attempt(s) "
+                        f"({_brief(exc)})",
                     ) from exc
                 time.sleep(self._delay(attempt, exc))
         raise AssertionError("unreachable")

@@ -21,12 +21,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        from app.llm import redacted
+
         s = settings or get_settings()
         services = build_services(s)
         app.state.services = services
         _open_review(app, services)
         log.info("aula ready: %d segments, LLM %s", len(services.retriever.data.segments),
-                 services.llm_endpoint)
+                 redacted(services.llm_endpoint))
         try:
             yield
         finally:

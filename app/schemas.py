@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, field_validator
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, Field, field_validator
+
+from corpus.metadata import web_url
 
 MAX_QUESTION = 2000
+
+
+def _web_link(url: str) -> str:
+    """Only http(s) links leave the API (an index built before ingest normalised links may
+    hold others): a host without a scheme gets ``https://``, anything else becomes ``""``."""
+    try:
+        return web_url(url)
+    except ValueError:
+        return ""
+
+
+WebLink = Annotated[str, AfterValidator(_web_link)]
 
 
 class HitOut(BaseModel):
@@ -12,7 +28,7 @@ class HitOut(BaseModel):
     score: float
     lecture_id: str
     title: str
-    url: str
+    url: WebLink
     start: float = Field(description="seconds")
     end: float = Field(description="seconds")
     text: str
@@ -44,7 +60,7 @@ class CitationOut(BaseModel):
     title: str
     start: float
     end: float
-    url: str
+    url: WebLink
 
 
 class MomentOut(BaseModel):
@@ -53,7 +69,7 @@ class MomentOut(BaseModel):
     start: float = Field(description="seconds: the focused passage's span")
     end: float
     answer_start: float = Field(description="seconds: where the answering sentence starts")
-    url: str = Field(description="the video, opening at answer_start")
+    url: WebLink = Field(description="the video, opening at answer_start")
     snippet: str
     score: float = Field(description="retrieval score of the window")
     p: float | None = Field(None, description="P(the passage answers), from the evidence check")
@@ -99,7 +115,7 @@ class SearchOut(BaseModel):
 class LectureOut(BaseModel):
     lecture_id: str
     title: str
-    url: str
+    url: WebLink
     course: str
     segments: int
 
@@ -110,4 +126,5 @@ class HealthOut(BaseModel):
     segments: int
     embedding_model: str
     llm_model: str
-    llm_endpoint: str
+    llm: str = Field(description="which LLM answers: embedded, remote or none (never where: "
+                                 "the endpoint is in the server's log)")

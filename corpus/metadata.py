@@ -6,8 +6,10 @@ import csv
 import io
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -34,6 +36,11 @@ GENERIC_NAMES = frozenset(
 #: Files next to transcripts that hold metadata, not cues.
 SIDECAR_NAMES = frozenset({"title.json", "title.txt", "video_url.txt"})
 MANIFEST_FIELDS = ("path", "lecture_id", "title", "url", "course")
+WEB_SCHEMES = frozenset({"http", "https"})
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+# A host (with a dot, or localhost) and an optional port at the start: a link typed without
+# its scheme, such as ``youtube.com/watch?v=x``.
+_BARE_HOST_RE = re.compile(rf"^(?:localhost|{_LABEL}(?:\.{_LABEL})+)(?::\d{{1,5}})?(?:[/?#]|$)")
 
 
 class ManifestError(ValueError):
@@ -42,6 +49,26 @@ class ManifestError(ValueError):
     def __init__(self, path: Path, reason: str, where: str | None = None) -> None:
         self.path, self.where, self.reason = Path(path), where, reason
         super().__init__(": ".join(x for x in (str(path), where, reason) if x))
+
+
+def web_url(raw: str) -> str:
+    """``raw`` as an absolute http(s) link, the only kind a page may put in ``href``.
+
+    A host typed without a scheme (``youtube.com/watch?v=x``, ``//host/x``) gets ``https://``;
+    anything else that is not an http(s) link with a host (``javascript:``, ``data:``,
+    ``file:``, a relative path) raises ``ValueError``. Blank stays ``""``.
+    """
+    url = raw.strip()
+    if not url:
+        return ""
+    if url.startswith("//"):
+        url = "https:" + url
+    elif _BARE_HOST_RE.match(url):
+        url = "https://" + url
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in WEB_SCHEMES or not parts.hostname:
+        raise ValueError(f"{url[:80]!r} is not an http(s) link")
+    return url
 
 
 def lecture_id_for(transcript: Path, root: Path) -> str:
@@ -83,7 +110,8 @@ def sidecar_meta(transcript: Path, root: Path) -> dict[str, str]:
     """``title`` and ``url`` from sidecar files in the transcript's folder and its parents up to
     and including ``root`` (the nearest file wins): ``video_url.txt`` (first non-empty line),
     ``title.json`` (a string, or an object's ``translatedText``, else ``input``), ``title.txt``.
-    A sidecar that cannot be read is logged and ignored.
+    URLs go through :func:`web_url`. A sidecar that cannot be read, or a link that is not
+    http(s), is logged and ignored.
     """
     transcript, root = Path(transcript).absolute(), Path(root).absolute()
     top = root if root in transcript.parents else transcript.parent
@@ -91,7 +119,7 @@ def sidecar_meta(transcript: Path, root: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     while True:
         for key, name, parse in (
-            ("url", "video_url.txt", _first_line),
+            ("url", "video_url.txt", _url_line),
             ("title", "title.json", _json_title),
             ("title", "title.txt", _first_line),
         ):
@@ -115,6 +143,10 @@ def _safe(parse: Any, file: Path) -> str:
 
 def _first_line(file: Path) -> str:
     return next((x.strip() for x in read_text(file).splitlines() if x.strip()), "")
+
+
+def _url_line(file: Path) -> str:
+    return web_url(_first_line(file))
 
 
 def _json_title(file: Path) -> str:
@@ -208,6 +240,11 @@ def _manifest_row(path: Path, where: str, row: dict[str, Any]) -> tuple[str, dic
             raise ManifestError(path, f"{name!r} must be text, got {value!r}"[:120], where)
         if value is not None and str(value).strip():
             values[name] = str(value).strip()
+    if "url" in values:
+        try:
+            values["url"] = web_url(values["url"])
+        except ValueError as exc:
+            raise ManifestError(path, f"url: {exc}", where) from None
     if "path" not in values:
         if "lecture_id" not in values:
             raise ManifestError(path, "row has neither 'path' nor 'lecture_id'", where)

@@ -58,6 +58,21 @@ def accent_map(texts: Iterable[str], min_count: int = 2) -> dict[str, str]:
     return {k: w for k, (_, w) in best.items() if w != k}
 
 
+_EN_WORDS = frozenset(
+    "the a an is are was were what why how does do did of to in on for with that this it and "
+    "or be can you i my when which where there their from by as at not".split())
+_PT_WORDS = frozenset(
+    "o a os as um uma é são que por porque como qual quais de do da dos das em no na nos nas "
+    "para pra com não se eu meu minha quando onde isso esse essa ele ela pq vc q oq".split())
+
+
+def looks_english(question: str) -> bool:
+    """More English function words than Portuguese ones: chat abbreviations are not expanded
+    ("n" and "pro" mean other things there)."""
+    words = [w.lower() for w in _WORD.findall(question)]
+    return sum(w in _EN_WORDS for w in words) > sum(w in _PT_WORDS for w in words)
+
+
 class QueryRewriter:
     """Rewrites a question before it is embedded and searched."""
 
@@ -71,9 +86,11 @@ class QueryRewriter:
         return cls(accent_map(texts))
 
     def __call__(self, question: str) -> str:
+        expand = self.abbreviations and not looks_english(question)
+
         def swap(match: re.Match[str]) -> str:
             word = match.group(0)
-            if self.abbreviations and word in ABBREVIATIONS:
+            if expand and word in ABBREVIATIONS:
                 return ABBREVIATIONS[word]
             lowered = word.lower()
             if lowered == word and lowered in self.accents:

@@ -51,6 +51,26 @@ ALIASES = {
 CONTEXT_SEPARATOR = "\n---\n"
 
 
+FORMULA_STARTS = frozenset("=+-@\t\r")
+"""First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV
+injection")."""
+_ESCAPED = FORMULA_STARTS | {"'"}
+
+
+def spreadsheet_text(cell: str) -> str:
+    """``cell`` as a CSV cell a spreadsheet shows as text: one starting like a formula gets a
+    leading ``'``, and so does one starting with ``'`` and then such a character (or another
+    ``'``), so that :func:`from_spreadsheet_text` gives back exactly ``cell``."""
+    if cell[:1] in FORMULA_STARTS or (cell[:1] == "'" and cell[1:2] in _ESCAPED):
+        return "'" + cell
+    return cell
+
+
+def from_spreadsheet_text(cell: str) -> str:
+    """The text :func:`spreadsheet_text` neutralised; other cells come back unchanged."""
+    return cell[1:] if cell[:1] == "'" and cell[1:2] in _ESCAPED else cell
+
+
 class QuestionsError(ValueError):
     """The question file cannot be used; the message says which row and why."""
 
@@ -60,7 +80,7 @@ def load_questions(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False).map(from_spreadsheet_text)
     elif suffix in (".jsonl", ".ndjson"):
         raw = _read_jsonl(path)
     elif suffix in (".xlsx", ".xlsm"):

@@ -46,7 +46,8 @@ class GoldQuestion:
 
 def read_gold(path: Path, *, split: str | None = None, lang: str | None = None
               ) -> list[GoldQuestion]:
-    """The answerable questions of ``path`` (of one split / language when given)."""
+    """The answerable questions of ``path``; with ``split``, only those of that split (rows
+    without a ``split`` field count as every split's); with ``lang``, of that language."""
     out: list[GoldQuestion] = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -69,7 +70,7 @@ def read_gold(path: Path, *, split: str | None = None, lang: str | None = None
             raise GoldSetError(f"{path}:{n}: gold_start and gold_end must be seconds") from exc
         if q.end <= q.start:
             raise GoldSetError(f"{path}:{n}: gold_end must come after gold_start")
-        if (split is None or q.split == split) and (lang is None or q.lang == lang):
+        if (split is None or q.split in (split, "")) and (lang is None or q.lang == lang):
             out.append(q)
     return out
 

@@ -2,8 +2,9 @@
 
 Each finished item is appended to ``OUT/items.jsonl`` (one JSON object a line, flushed and
 fsynced) the moment it completes, so a run killed at any point resumes where it stopped: items
-already there are not redone, and a line cut short by the kill is dropped. Reports are written
-at the end, each atomically.
+already there are not redone, and a last line cut short by the kill is dropped (an unreadable
+line anywhere else stops the run with an error naming it: it is never silently thrown away).
+Reports are written at the end, each atomically.
 """
 
 from __future__ import annotations
@@ -127,6 +128,10 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     return out
 
 
+class ItemLogError(ValueError):
+    """An item log that cannot be resumed safely; ``str()`` names the file and the line."""
+
+
 class ItemLog:
     """The append-only, crash-safe list of finished items of one run."""
 
@@ -135,22 +140,47 @@ class ItemLog:
         self._lock = threading.Lock()
 
     def done(self) -> dict[str, dict[str, Any]]:
+        """The finished items by id. A kill can only cut the last line short (each item is
+        one append of a whole line), so an unreadable last line without its newline is
+        dropped; an unreadable line anywhere else raises ``ItemLogError`` and nothing is
+        changed, so finished items are never lost or judged again."""
         if not self.path.exists():
             return {}
+        data = self.path.read_bytes()
+        lines = data.splitlines(keepends=True)
         items: dict[str, dict[str, Any]] = {}
-        good = 0
-        with open(self.path, "rb") as fh:
-            for line in fh:
-                try:
-                    item = json.loads(line)
-                except json.JSONDecodeError:
-                    break  # a line cut short by a kill: everything after it is redone
-                good += len(line)
-                items[str(item["id"])] = item
-        if good < self.path.stat().st_size:
-            with open(self.path, "r+b") as fh:
-                fh.truncate(good)
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+                if number == len(lines) and not line.endswith(b"\n"):
+                    self._cut(len(data) - len(line))  # a line cut short by a kill
+                    break
+                raise ItemLogError(
+                    f"{self.path}: line {number} is not a whole JSON item ({exc}); repair or "
+                    "delete that line to resume (items on other lines are kept)"
+                ) from None
+            if not isinstance(item, dict) or "id" not in item:
+                raise ItemLogError(f"{self.path}: line {number} is not an item with an 'id'")
+            items[str(item["id"])] = item
+        else:
+            if lines and not lines[-1].endswith(b"\n"):
+                self._end_line()  # a whole last item whose newline the kill cut off
         return items
+
+    def _cut(self, size: int) -> None:
+        with open(self.path, "r+b") as fh:
+            fh.truncate(size)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def _end_line(self) -> None:
+        with open(self.path, "ab") as fh:
+            fh.write(b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def append(self, item: dict[str, Any]) -> None:
         line = json.dumps(item, ensure_ascii=False, default=str) + "\n"

@@ -10,9 +10,9 @@ Errors a user can fix answer 422 with ``field`` naming what is wrong; a stale ve
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
@@ -24,8 +24,11 @@ from app.auth import (
     logout,
 )
 from app.db import exchange, store
+from app.db.models import MAX_INT
 
 router = APIRouter(tags=["review"])
+
+AnswerId = Annotated[int, Path(ge=1, le=MAX_INT, description="A stored answer's id")]
 
 
 class LoginIn(BaseModel):
@@ -36,7 +39,8 @@ class LoginIn(BaseModel):
 class AnnotationIn(BaseModel):
     label: str = Field(description="C, PC or I")
     comment: str | None = Field(None, description="Required for PC and I")
-    version: int = Field(description="The item's version this annotation was made on")
+    version: int = Field(ge=1, le=MAX_INT,
+                         description="The item's version this annotation was made on")
 
 
 class ImportIn(BaseModel):
@@ -92,7 +96,7 @@ def items(
     db: DatabaseDep,
     request: Request,
     limit: int = Query(100, ge=1, le=1000),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=MAX_INT),
 ) -> dict[str, Any]:
     f = _filter_from(request)
     with db.read() as s:
@@ -135,16 +139,19 @@ def _filter_from(request: Request) -> store.QueueFilter:
             raise HTTPException(422, f"{name}: unknown label {raw!r}; use C, PC, I or none")
         return raw.upper()
 
+    date_from, date_to = day("from"), day("to")
+    if date_from and date_to and date_from > date_to:
+        raise HTTPException(422, f"from: {date_from} is after to ({date_to})")
     return store.QueueFilter(
         unreviewed=q.get("unreviewed", "").lower() in ("1", "true", "on", "yes"),
         manual=label("manual"), automated=label("automated"),
         ar_min=num("ar_min"), ar_max=num("ar_max"), lecture=q.get("lecture") or None,
-        date_from=day("from"), date_to=day("to"),
+        date_from=date_from, date_to=date_to,
     )
 
 
 @router.get("/api/review/items/{answer_id}", summary="One stored answer with its history")
-def get_item(answer_id: int, who: InstructorDep, db: DatabaseDep) -> dict[str, Any]:
+def get_item(answer_id: AnswerId, who: InstructorDep, db: DatabaseDep) -> dict[str, Any]:
     with db.read() as s:
         try:
             it = store.get_item(s, answer_id)
@@ -161,7 +168,7 @@ def get_item(answer_id: int, who: InstructorDep, db: DatabaseDep) -> dict[str, A
                422: {"description": "Unknown label or missing comment; `field` says which"}},
 )
 def annotate(
-    answer_id: int, body: AnnotationIn, who: InstructorDep, db: DatabaseDep
+    answer_id: AnswerId, body: AnnotationIn, who: InstructorDep, db: DatabaseDep
 ) -> Any:
     try:
         with db.write() as s:
@@ -181,7 +188,7 @@ def annotate(
 
 
 @router.get("/api/review/items/{answer_id}/history", summary="Every change of an annotation")
-def item_history(answer_id: int, who: InstructorDep, db: DatabaseDep) -> list[dict[str, Any]]:
+def item_history(answer_id: AnswerId, who: InstructorDep, db: DatabaseDep) -> list[dict[str, Any]]:
     with db.read() as s:
         return store.history(s, answer_id)
 

@@ -59,5 +59,12 @@ def health(services: ServicesDep) -> HealthOut:
         segments=len(data.segments),
         embedding_model=data.model_id,
         llm_model=getattr(services.llm, "model_id", "") or "",
-        llm_endpoint=services.llm_endpoint,
+        llm=_llm_kind(services.llm_endpoint),
     )
+
+
+def _llm_kind(endpoint: str) -> str:
+    """What ``/health`` may say of the LLM: its URL can hold a key or an internal address."""
+    if not endpoint:
+        return "none"
+    return "embedded" if endpoint == "embedded" else "remote"

@@ -339,7 +339,8 @@ def fit_gate(
 def fit_fusion(
     questions: list[Path] = typer.Argument(..., help="JSON Lines question sets with gold spans "
                                            "(gold_lecture, gold_start, gold_end)."),
-    split: str | None = typer.Option(None, "--split", help="Only the questions of this split."),
+    split: str | None = typer.Option(
+        None, "--split", help="Only the questions of this split (rows without one are kept)."),
     out: Path | None = typer.Option(
         None, "--out", help="Where to write the weights (default: INDEX_DIR/fusion.json, which "
         "this index then uses)."),
@@ -360,8 +361,8 @@ def fit_fusion(
             raise ValueError(f"{questions[0]}: no answerable question with a gold span"
                              + (f" in split {split!r}" if split else ""))
         retriever, _ = build_retriever(s)
-        fusion = fit_on(retriever, qs, fitted_on=", ".join(
-            p.name + (f" ({split})" if split else "") for p in questions))
+        fusion = fit_on(retriever, qs, fitted_on=", ".join(p.name for p in questions)
+                        + (f"; split {split}" if split else ""))
         fitted, _ = run(retriever, qs, fusion=fusion)
         before, _ = run(retriever, qs, fusion=FIRST_SLICE, links_at_window_start=True)
         target = out or (s.index_dir / INDEX_FILE)

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from app.db.store import ImportRow
 from corpus.models import Hit
+from eval.questions import from_spreadsheet_text, spreadsheet_text
 from eval.record import Record as ReportRecord
 from eval.record import RecordParseError, Reference, parse_records, render_records
 
@@ -45,12 +46,14 @@ class ImportFormatError(ValueError):
 
 def to_csv(items: Sequence[dict[str, Any]]) -> str:
     """The items as an evaluation question set; ``contexts`` is a JSON list of the segments'
-    texts in retrieval order."""
+    texts in retrieval order. A cell that starts like a spreadsheet formula (``=``, ``+``,
+    ``-``, ``@``) gets a leading ``'`` (``eval.questions.spreadsheet_text``); ``aula eval``
+    and the import read it back unchanged."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     w.writeheader()
     for it in items:
-        w.writerow({
+        row = {
             "id": it["id"],
             "question": it["question"],
             "answer": it["answer"],
@@ -65,7 +68,8 @@ def to_csv(items: Sequence[dict[str, Any]]) -> str:
             "created_at": it["created_at"],
             "contexts": json.dumps([s["text"] for s in it.get("segments") or []],
                                    ensure_ascii=False),
-        })
+        }
+        w.writerow({k: spreadsheet_text(str(v)) for k, v in row.items()})
     return buf.getvalue()
 
 
@@ -74,7 +78,8 @@ def to_record(it: dict[str, Any]) -> ReportRecord:
     return ReportRecord(
         qid=str(it["id"]),
         question=it["question"],
-        segments=[Hit(**{k: s[k] for k in Hit.__dataclass_fields__}) for s in it["segments"]],
+        segments=[Hit(**{k: s[k] for k in Hit.__dataclass_fields__ if k in s})
+                  for s in it["segments"]],
         answer=it["answer"],
         references=[
             Reference(title=c.get("title") or c.get("lecture_id", ""), url=c.get("url", ""),
@@ -126,7 +131,9 @@ def parse_csv(text: str) -> list[ImportRow]:
         raise ImportFormatError("CSV: no 'manual' (or 'label') column")
     comment_col, version_col = fields.get("comment"), fields.get("version")
     rows = []
-    for number, raw in enumerate(reader, start=1):
+    for number, cells in enumerate(reader, start=1):
+        raw = {k: from_spreadsheet_text(v) if isinstance(v, str) else v
+               for k, v in cells.items()}
         label = (raw.get(label_col) or "").strip()
         if not label:
             continue

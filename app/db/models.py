@@ -23,6 +23,8 @@ from sqlalchemy.types import TypeDecorator
 
 LABEL_LEN = 2
 NAME_LEN = 64
+MAX_INT = 2**31 - 1
+"""The largest id or version an ``Integer`` column holds (32 bits on PostgreSQL)."""
 
 
 class UTCDateTime(TypeDecorator[datetime]):

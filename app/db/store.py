@@ -17,7 +17,14 @@ from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ColumnElement
 
-from app.db.models import AnnotationChange, ApiToken, StoredAnswer, User, WebSession
+from app.db.models import (
+    MAX_INT,
+    AnnotationChange,
+    ApiToken,
+    StoredAnswer,
+    User,
+    WebSession,
+)
 
 LABELS = ("C", "PC", "I")
 COMMENT_REQUIRED = ("PC", "I")
@@ -165,10 +172,15 @@ def summary(row: StoredAnswer) -> dict[str, Any]:
 
 
 def get_item(s: Session, answer_id: int) -> dict[str, Any]:
-    row = s.get(StoredAnswer, answer_id)
+    return item(_stored(s, answer_id))
+
+
+def _stored(s: Session, answer_id: int) -> StoredAnswer:
+    """The stored answer ``answer_id``; an id no column can hold is as unknown as any other."""
+    row = s.get(StoredAnswer, answer_id) if 1 <= answer_id <= MAX_INT else None
     if row is None:
         raise NotFound(f"no stored answer with id {answer_id}")
-    return item(row)
+    return row
 
 
 @dataclass(frozen=True)
@@ -203,7 +215,7 @@ class QueueFilter:
             conds.append(A.lectures.contains(f"|{self.lecture}|", autoescape=True))
         if self.date_from is not None:
             conds.append(A.created_at >= datetime.combine(self.date_from, time(), UTC))
-        if self.date_to is not None:
+        if self.date_to is not None and self.date_to < date.max:  # date.max: no end
             end = datetime.combine(self.date_to + timedelta(days=1), time(), UTC)
             conds.append(A.created_at < end)
         return conds
@@ -290,9 +302,7 @@ def annotate(
     a no-op (no new version, no history row).
     """
     label, comment = check_annotation(label, comment, require_comment=require_comment)
-    row = s.get(StoredAnswer, answer_id)
-    if row is None:
-        raise NotFound(f"no stored answer with id {answer_id}")
+    row = _stored(s, answer_id)
     if row.version != version:
         raise Conflict(item(row), version)
     if (row.manual, row.comment) == (label, comment):
@@ -326,6 +336,8 @@ def _apply(
 
 def history(s: Session, answer_id: int) -> list[dict[str, Any]]:
     """Every change of an item's annotation, oldest first."""
+    if not 1 <= answer_id <= MAX_INT:
+        return []
     rows = s.scalars(
         select(AnnotationChange)
         .where(AnnotationChange.answer_id == answer_id)
@@ -391,6 +403,7 @@ def import_annotations(
             ids[r.answer_id] = int(r.answer_id)
         except ValueError:
             pass
+    ids = {k: v for k, v in ids.items() if 1 <= v <= MAX_INT}  # others name no stored answer
     found = {
         a.id: a
         for a in s.scalars(select(StoredAnswer).where(StoredAnswer.id.in_(set(ids.values()))))

@@ -113,6 +113,10 @@ def test_overlapping_windows_of_one_lecture_merge() -> None:
         ("https://example.org/aula.mp4", 42.2, "https://example.org/aula.mp4#t=42"),
         ("https://example.org/aula.mp4#t=5", 42, "https://example.org/aula.mp4#t=42"),
         ("", 42, ""),
+        # an index built before links were normalised at ingest: never a broken or unsafe href
+        ("youtube.com/watch?v=abc", 75, "https://youtube.com/watch?v=abc&t=75"),
+        ("javascript:alert(document.cookie)//youtube.com", 5, ""),
+        ("data:text/html,<script>alert(1)</script>", 5, ""),
     ],
 )
 def test_video_links_open_at_the_second(url: str, seconds: float, link: str) -> None:

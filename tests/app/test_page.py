@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 
@@ -124,4 +125,40 @@ def test_moments_appear_before_the_answer(gated_site: str, browser) -> None:  # 
     page.wait_for_selector("#citations li a.ref", timeout=60_000)
     assert "ReLU" in page.inner_text("#answer")
     assert page.locator("#moments li").count() >= 1
+    page.close()
+
+
+def sse(*events: tuple[str, object]) -> str:
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+
+
+def test_bad_video_links_never_break_the_answer_or_reach_href(site: str, browser) -> None:  # type: ignore[no-untyped-def]
+    # What /ask/stream sends for an index built before links were normalised at ingest
+    bare, evil = "youtube.com/watch?v=semesquema", "javascript:alert(document.cookie)"
+    hit = {"corpus_id": 0, "score": 0.9, "lecture_id": "aula", "title": "Aula", "start": 0.0,
+           "end": 90.0, "text": "A ReLU devolve o máximo entre zero e a entrada."}
+    segments = [{**hit, "url": bare}, {**hit, "corpus_id": 1, "url": evil}]
+    moments = [{"lecture_id": "aula", "title": "Aula", "start": 0.0, "end": 9.0,
+                "answer_start": 3.0, "url": url, "snippet": "a ReLU", "score": 0.9}
+               for url in (bare, evil)]
+    citations = [{"n": [1], "lecture_id": "aula", "title": "Aula", "start": 0.0, "end": 90.0,
+                  "url": bare}, {"n": [2], "lecture_id": "aula", "title": "Aula", "start": 0.0,
+                                 "end": 90.0, "url": evil}]
+    done = {"question": "q", "answer": "A ReLU devolve o máximo [1], e treina melhor [2].",
+            "covered": True, "citations": citations, "segments": segments, "moments": moments}
+    body = sse(("segments", segments), ("moments", {"covered": True, "moments": moments}),
+               ("delta", done["answer"]), ("done", done))
+    page = browser.new_page()
+    page.route("**/ask/stream", lambda route: route.fulfill(
+        status=200, content_type="text/event-stream", body=body))
+    page.goto(site + "/")
+    page.fill("#question", "O que a função ReLU faz?")
+    page.click("#ask-button")
+    page.wait_for_function("!document.getElementById('ask-button').disabled")
+    assert "Não foi possível" not in page.inner_text("#status")
+    assert "máximo" in page.inner_text("#answer")
+    assert page.locator("#citations li").count() == 2
+    assert page.locator("#segments li").count() == 2
+    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    assert not [h for h in hrefs if not h.startswith(("http://", "https://"))], hrefs
     page.close()

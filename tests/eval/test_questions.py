@@ -9,7 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from eval.questions import QuestionsError, load_questions
+from eval.questions import (
+    QuestionsError,
+    from_spreadsheet_text,
+    load_questions,
+    spreadsheet_text,
+)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -111,3 +116,16 @@ def test_xlsx_without_openpyxl_says_how_to_fix(
     monkeypatch.setitem(sys.modules, "openpyxl", None)  # makes `import openpyxl` fail
     with pytest.raises(QuestionsError, match="pip install openpyxl"):
         load_questions(_write(tmp_path / "q.xlsx", ""))
+
+
+@pytest.mark.parametrize(
+    ("text", "cell"),
+    [
+        ("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@A1", "'@A1"), ("\t=1", "'\t=1"),
+        ("\r=1", "'\r=1"), ("'=1", "''=1"), ("''", "'''"), ("'texto'", "'texto'"),
+        ("texto = 1", "texto = 1"), ("", ""), ("'", "'"),
+    ],
+)
+def test_formula_cells_are_neutralised_and_read_back(text: str, cell: str) -> None:
+    assert spreadsheet_text(text) == cell
+    assert from_spreadsheet_text(cell) == text

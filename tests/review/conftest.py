@@ -111,7 +111,7 @@ def site(sample_index, tmp_path_factory) -> Iterator[Site]:  # type: ignore[no-u
         settings = Settings(
             answer_strategy="direct", index_dir=sample_index.root, llm_base_url=llm.base_url,
                             llm_model="fake-model", database_url=url, review_judge=True,
-                            ask_rate_per_minute=0, database_timeout=1.0)
+                            ask_rate_per_minute=0, database_timeout=5.0)
         db = open_database(url)
         add_instructor(db)
         app = create_app(settings)

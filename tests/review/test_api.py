@@ -189,3 +189,32 @@ def test_an_import_over_the_api_is_all_or_nothing(site: Site) -> None:
         assert good.status_code == 200 and good.json() == {"changed": 2, "unchanged": 0}
         no_csrf = c.post(site.url + "/api/review/import", json={"text": "id,manual\n"})
         assert no_csrf.status_code == 403
+
+
+def test_numbers_and_dates_out_of_range_are_named_never_a_500(site: Site) -> None:
+    [answer_id] = seed(site.db, 1)
+    big = 10**20
+    with httpx.Client() as c:
+        h = {"X-CSRF-Token": site.login(c)}
+        for method, path, body, named in [
+            ("GET", f"/api/review/items?offset={big}", None, "offset"),
+            ("GET", f"/api/review/items?limit={big}", None, "limit"),
+            ("GET", f"/api/review/items/{big}", None, "answer_id"),
+            ("GET", f"/api/review/items/{big}/history", None, "answer_id"),
+            ("PUT", f"/api/review/items/{big}/annotation", {"label": "C", "version": 1},
+             "answer_id"),
+            ("PUT", f"/api/review/items/{answer_id}/annotation",
+             {"label": "C", "version": big}, "version"),
+            ("POST", "/api/review/import", {"text": f"id,manual\n{big},C\n"}, str(big)),
+            ("GET", "/api/review/items?from=2026-05-02&to=2026-05-01", None, "from"),
+        ]:
+            r = c.request(method, site.url + path, json=body, headers=h)
+            assert 400 <= r.status_code < 500, (path, r.status_code, r.text)
+            assert named in r.json()["detail"], r.text  # says what is wrong
+        # the ends of the calendar are a filter like any other
+        edges = c.get(site.url + "/api/review/items", params={"from": "0001-01-01",
+                                                             "to": "9999-12-31", "limit": 1000})
+        assert edges.status_code == 200, edges.text
+        assert answer_id in [x["id"] for x in edges.json()["items"]]
+    with site.db.read() as s:
+        assert store.get_item(s, answer_id)["version"] == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ from app.db import exchange, store
 from app.db.session import Database
 from eval.questions import load_questions
 from eval.record import parse_records
-from tests.review.conftest import seed
+from tests.review.conftest import answer_body, seed
 from tests.review.test_store import NOW
 
 
@@ -109,3 +111,31 @@ def test_a_file_that_is_not_an_export_is_refused() -> None:
         exchange.parse_csv("id,label,version\n1,C,dois\n")
     with pytest.raises(exchange.ImportFormatError, match="Pergunta"):
         exchange.parse_md("nada aqui")
+
+
+FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"ver\")", "+1+1", "-2+3", "@SUM(A1:A9)",
+            "'=1+1"]
+
+
+def test_csv_cells_that_start_like_formulas_are_neutralised_and_read_back(
+    db: Database, tmp_path: Path
+) -> None:
+    with db.write() as s:
+        ids = [store.save_answer(s, answer_body(f), NOW) for f in FORMULAS]
+        for i, f in zip(ids, FORMULAS, strict=True):
+            store.annotate(s, i, label="PC", comment=f, version=1, user="ana", now=NOW)
+    with db.read() as s:
+        items = store.export_items(s)
+    text = exchange.to_csv(items)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["question"] for r in rows] == ["'" + f for f in FORMULAS]  # text, not a formula
+    assert [r["comment"] for r in rows] == ["'" + f for f in FORMULAS]
+    # aula eval and the import read back what was stored, character for character
+    path = tmp_path / "set.csv"
+    path.write_text(text)
+    assert load_questions(path)["question"].tolist() == FORMULAS
+    assert [r.comment for r in exchange.parse_csv(text)] == FORMULAS
+    with db.write() as s:
+        res = store.import_annotations(s, exchange.parse_csv(text), user="imp", now=NOW,
+                                       source="import-csv")
+    assert (res.changed, res.unchanged) == (0, len(FORMULAS))

@@ -14,10 +14,11 @@ import httpx
 import pandas as pd
 import pytest
 
+from app.auth import now as store_now
 from app.db import store
 from tests.app.test_page import CHROMIUM, FLAGS
 from tests.eval.test_run_cli import aula
-from tests.review.conftest import PASSWORD, QUESTIONS, Site, add_instructor
+from tests.review.conftest import PASSWORD, QUESTIONS, Site, add_instructor, answer_body
 
 pytestmark = [
     pytest.mark.browser,
@@ -178,3 +179,47 @@ def test_a_student_gets_no_review_page_and_no_api(site: Site, asked: list[int], 
     page.click("#login-button")
     page.wait_for_function("document.getElementById('login-status').textContent.includes('incorretos')")
     ctx.close()
+
+
+BAD_LINKS = {
+    "Esta aula tem um link sem esquema?": "youtube.com/watch?v=semesquema",
+    "E esta tem um link javascript?": "javascript:alert(document.cookie)",
+}
+
+
+def test_a_bad_video_link_never_mixes_one_item_with_another(site: Site, browser) -> None:  # type: ignore[no-untyped-def]
+    lecture = "links-quebrados"
+    with site.db.write() as s:
+        before = store.save_answer(s, answer_body("Pergunta do item vizinho?", lecture),
+                                   store_now())
+        store.annotate(s, before, label="I", comment="anotação do vizinho", version=1,
+                       user="ana", now=store_now())
+        bad = []
+        for question, url in BAD_LINKS.items():
+            body = answer_body(question, lecture)
+            for part in (*body["segments"], *body["citations"]):
+                part["url"] = url
+            bad.append(store.save_answer(s, body, store_now()))
+    page = browser.new_page(viewport=PHONE)
+    login(page, site)
+    page.uncheck("#f-unreviewed")
+    page.select_option("#f-lecture", lecture)
+    page.click("#apply-filters")
+    page.wait_for_function(f"document.getElementById('item-id').textContent === '{before}'")
+    assert page.input_value("#comment") == "anotação do vizinho"
+    for answer_id, question in zip(bad, BAD_LINKS, strict=True):
+        page.keyboard.press("j")
+        page.wait_for_function(f"document.getElementById('item-id').textContent === '{answer_id}'")
+        # everything on screen is this item's: its question, its segments, its annotation
+        assert page.inner_text("#question") == question
+        assert question in page.inner_text("#segments")
+        assert "vizinho" not in page.inner_text("#segments")
+        assert page.input_value("#comment") == ""
+        assert "Sem anotação" in page.inner_text("#current")
+        hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+        assert not [h for h in hrefs if not h.startswith(("http://", "https://"))], hrefs
+        page.keyboard.press("1")
+        saved(page, "C")
+    with site.db.read() as s:
+        assert [store.get_item(s, i)["manual"] for i in (before, *bad)] == ["I", "C", "C"]
+    page.close()

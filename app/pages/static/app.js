@@ -31,9 +31,9 @@ q.addEventListener("keydown", (e) => {
 function renderSegments(hits) {
   segsEl.replaceChildren();
   hits.forEach((h, i) => {
-    const link = el("a", { href: h.url ? videoLink(h.url, h.start) : "#", target: "_blank",
-      rel: "noopener" }, `${h.title || h.lecture_id} — ${ts(h.start)}–${ts(h.end)}`);
-    segsEl.append(el("li", { id: "seg-" + (i + 1) }, link,
+    const video = link(videoLink(h.url, h.start), {},
+      `${h.title || h.lecture_id} — ${ts(h.start)}–${ts(h.end)}`);
+    segsEl.append(el("li", { id: "seg-" + (i + 1) }, video,
       el("span", { className: "muted" }, ` (score ${h.score.toFixed(3)})`),
       el("div", { className: "text" }, h.text)));
   });
@@ -45,20 +45,37 @@ function renderMoments(moments) {
   momEl.replaceChildren(...moments.map((m, i) => {
     const label = `${m.title || m.lecture_id} — ${ts(m.answer_start)}`;
     return el("li", { id: "moment-" + (i + 1) },
-      m.url ? el("a", { href: m.url, target: "_blank", rel: "noopener", className: "moment" }, label)
-            : label,
+      link(safeHref(m.url), { className: "moment" }, label),
       el("div", { className: "snippet" }, m.snippet));
   }));
   momBox.hidden = moments.length === 0;
 }
 
-function videoLink(url, start) {
-  const t = Math.floor(start);
-  if (/youtube\.com|youtu\.be/.test(url)) {
-    const u = new URL(url); u.searchParams.set("t", t); return u.toString();
+// Only http(s) links reach href; anything else (javascript:, a link that does not parse) is
+// shown as plain text, and never an exception that stops the answer from rendering.
+function webUrl(url) {
+  try {
+    const u = new URL(url);
+    return u.protocol === "http:" || u.protocol === "https:" ? u : null;
+  } catch (err) {
+    return null;
   }
-  return url.split("#")[0] + "#t=" + t;
 }
+
+const safeHref = (url) => { const u = webUrl(url); return u ? u.toString() : null; };
+
+function videoLink(url, start) {
+  const u = webUrl(url);
+  if (!u) return null;
+  const t = String(Math.max(0, Math.floor(start)));
+  if (/(^|\.)youtube\.com$|^youtu\.be$/.test(u.hostname)) u.searchParams.set("t", t);
+  else u.hash = "t=" + t;
+  return u.toString();
+}
+
+const link = (href, props, label) => href
+  ? el("a", { href, target: "_blank", rel: "noopener", ...props }, label)
+  : el("span", { className: props.className || "" }, label);
 
 function withCites(text, byN) {
   // [n] markers become links to the cited second of the video
@@ -67,8 +84,9 @@ function withCites(text, byN) {
   for (const m of text.matchAll(/\[(\d+)\]/g)) {
     out.push(text.slice(last, m.index));
     const c = byN[Number(m[1])];
-    out.push(c && c.url
-      ? el("a", { className: "cite", href: c.url, target: "_blank", rel: "noopener",
+    const href = c && safeHref(c.url);
+    out.push(href
+      ? el("a", { className: "cite", href, target: "_blank", rel: "noopener",
           title: `${c.title} ${ts(c.start)}–${ts(c.end)}` }, m[0])
       : m[0]);
     last = m.index + m[0].length;
@@ -98,8 +116,7 @@ function renderAnswer(text, citations, sentences) {
   citations.forEach((c) => {
     const label = `${c.title || c.lecture_id}, ${ts(c.start)}–${ts(c.end)}`;
     citesEl.append(el("li", {}, `[${c.n.join(", ")}] `,
-      c.url ? el("a", { href: c.url, target: "_blank", rel: "noopener", className: "ref" }, label)
-            : label));
+      link(safeHref(c.url), { className: "ref" }, label)));
   });
 }
 

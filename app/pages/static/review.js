@@ -18,12 +18,24 @@ const badge = (label, title) =>
   el("span", { className: "badge " + (label || ""), title }, label || "—");
 const when = (iso) => iso ? new Date(iso).toLocaleString("pt-BR") : "";
 
-function videoLink(url, start) {
-  const t = Math.floor(start);
-  if (/youtube\.com|youtu\.be/.test(url)) {
-    const u = new URL(url); u.searchParams.set("t", t); return u.toString();
+// Only http(s) links reach href; anything else (javascript:, a link that does not parse) is
+// no link at all, and never an exception that stops the item from rendering.
+function webUrl(url) {
+  try {
+    const u = new URL(url);
+    return u.protocol === "http:" || u.protocol === "https:" ? u : null;
+  } catch (err) {
+    return null;
   }
-  return url.split("#")[0] + "#t=" + t;
+}
+
+function videoLink(url, start) {
+  const u = webUrl(url);
+  if (!u) return null;
+  const t = String(Math.max(0, Math.floor(start)));
+  if (/(^|\.)youtube\.com$|^youtu\.be$/.test(u.hostname)) u.searchParams.set("t", t);
+  else u.hash = "t=" + t;
+  return u.toString();
 }
 
 async function api(method, path, body) {
@@ -93,13 +105,32 @@ async function show(i) {
   if (i < 0 || i >= state.queue.length) return;
   const res = await api("GET", "/api/review/items/" + state.queue[i].id);
   if (res.status !== 200) { setStatus(failure(res), true); return; }
-  state.index = i;
-  render(res.body);
+  render(res.body, i);
   renderQueue();
   setStatus("");
 }
 
-function render(item) {
+function segmentItems(item) {
+  const cited = {};
+  (item.citations || []).forEach((c) => (c.n || []).forEach((n) => { cited[n] = true; }));
+  return (item.segments || []).map((h, k) => {
+    const label = `${h.title || h.lecture_id} — ${ts(h.start)}–${ts(h.end)}`;
+    const href = videoLink(h.url, h.start);
+    const link = href
+      ? el("a", { href, target: "_blank", rel: "noopener", className: "video" }, label)
+      : el("span", { className: "video" }, label);
+    return el("li", { className: cited[k + 1] ? "cited" : "" }, link,
+      el("span", { className: "muted" },
+        ` (score ${Number(h.score).toFixed(3)}${cited[k + 1] ? ", citado" : ""})`),
+      el("div", { className: "text" }, h.text));
+  });
+}
+
+function render(item, index = state.index) {
+  // built before anything on screen changes: an item is shown whole or not at all, never its
+  // question over another item's segments and annotation
+  const segments = segmentItems(item);
+  state.index = index;
   state.item = item;
   state.label = item.manual;
   state.conflict = null;
@@ -110,17 +141,7 @@ function render(item) {
   $("position").textContent = `${state.index + 1} de ${state.queue.length}`;
   $("question").textContent = item.question;
   $("answer").textContent = item.answer || "—";
-  const cited = {};
-  (item.citations || []).forEach((c) => c.n.forEach((n) => { cited[n] = true; }));
-  $("segments").replaceChildren(...(item.segments || []).map((h, k) => {
-    const link = el("a", { href: h.url ? videoLink(h.url, h.start) : "#", target: "_blank",
-      rel: "noopener", className: "video" },
-      `${h.title || h.lecture_id} — ${ts(h.start)}–${ts(h.end)}`);
-    return el("li", { className: cited[k + 1] ? "cited" : "" }, link,
-      el("span", { className: "muted" },
-        ` (score ${Number(h.score).toFixed(3)}${cited[k + 1] ? ", citado" : ""})`),
-      el("div", { className: "text" }, h.text));
-  }));
+  $("segments").replaceChildren(...segments);
   $("auto-confidence").textContent = item.confidence == null ? "—"
     : `${Math.round(item.confidence * 100)}%` + (item.covered === false ? " (recusou: não coberta)" : "");
   const sents = (item.evidence && item.evidence.sentences) || [];

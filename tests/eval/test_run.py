@@ -1,0 +1,85 @@
+"""Resuming a batch run from its item log: finished work is never lost or judged again."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from eval.run import ITEMS, ItemLogError, Pipeline, run_batch
+from tests.conftest import ROOT
+
+
+def item(qid: str) -> str:
+    return json.dumps({"id": qid, "question": f"pergunta {qid}", "answer": "resposta",
+                       "ar_score": 3, "ar": 1.0, "automated": "C"}) + "\n"
+
+
+def questions(*ids: str) -> pd.DataFrame:
+    return pd.DataFrame([{"id": i, "question": f"pergunta {i}", "answer": "resposta",
+                          "contexts": ["um trecho"]} for i in ids])
+
+
+class CountingJudge:
+    """Gives every answer 3 and counts the questions it judged."""
+
+    def __init__(self) -> None:
+        self.judged: list[str] = []
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        self.judged.append(messages[-1]["content"])
+        return "Criteria: ok. Supporting Evidence: ok. Score: 3"
+
+
+def run(out: Path, judge: CountingJudge, *ids: str) -> list[dict]:
+    return run_batch(questions(*ids), Pipeline(judge=judge, correctness=False), out,
+                     progress=False)
+
+
+def test_a_bad_line_before_finished_items_is_an_error_that_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / ITEMS
+    text = item("q1") + '{"id": "q2", "quest\n' + item("q3") + item("q4")
+    log.write_text(text)
+    judge = CountingJudge()
+    with pytest.raises(ItemLogError) as err:
+        run(tmp_path, judge, "q1", "q2", "q3", "q4")
+    assert str(log) in str(err.value) and "line 2" in str(err.value)
+    assert judge.judged == []  # q3 and q4 are not judged again
+    assert log.read_text() == text  # nor dropped from the log
+
+
+def test_only_a_line_cut_short_at_the_end_is_dropped(tmp_path: Path) -> None:
+    log = tmp_path / ITEMS
+    log.write_text(item("q1") + item("q3") + '{"id": "q2", "quest')
+    judge = CountingJudge()
+    items = run(tmp_path, judge, "q1", "q2", "q3")
+    assert [i["id"] for i in items] == ["q1", "q2", "q3"]
+    assert len(judge.judged) == 1 and "pergunta q2" in judge.judged[0]
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert sorted(x["id"] for x in lines) == ["q1", "q2", "q3"]
+
+
+def test_a_whole_last_item_without_its_newline_is_kept(tmp_path: Path) -> None:
+    log = tmp_path / ITEMS
+    log.write_text(item("q1") + item("q2").rstrip("\n"))
+    judge = CountingJudge()
+    run(tmp_path, judge, "q1", "q2", "q3")
+    assert len(judge.judged) == 1 and "pergunta q3" in judge.judged[0]
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [x["id"] for x in lines] == ["q1", "q2", "q3"]
+
+
+def test_report_of_a_damaged_log_fails_with_one_line_naming_it(tmp_path: Path) -> None:
+    log = tmp_path / ITEMS
+    log.write_text(item("q1") + "não é JSON\n" + item("q3"))
+    proc = subprocess.run([sys.executable, "-m", "app.cli", "report", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{log}: line 2" in lines[0], proc.stderr
