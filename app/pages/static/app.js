@@ -51,28 +51,6 @@ function renderMoments(moments) {
   momBox.hidden = moments.length === 0;
 }
 
-// Only http(s) links reach href; anything else (javascript:, a link that does not parse) is
-// shown as plain text, and never an exception that stops the answer from rendering.
-function webUrl(url) {
-  try {
-    const u = new URL(url);
-    return u.protocol === "http:" || u.protocol === "https:" ? u : null;
-  } catch (err) {
-    return null;
-  }
-}
-
-const safeHref = (url) => { const u = webUrl(url); return u ? u.toString() : null; };
-
-function videoLink(url, start) {
-  const u = webUrl(url);
-  if (!u) return null;
-  const t = String(Math.max(0, Math.floor(start)));
-  if (/(^|\.)youtube\.com$|^youtu\.be$/.test(u.hostname)) u.searchParams.set("t", t);
-  else u.hash = "t=" + t;
-  return u.toString();
-}
-
 const link = (href, props, label) => href
   ? el("a", { href, target: "_blank", rel: "noopener", ...props }, label)
   : el("span", { className: props.className || "" }, label);

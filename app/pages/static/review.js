@@ -18,26 +18,6 @@ const badge = (label, title) =>
   el("span", { className: "badge " + (label || ""), title }, label || "—");
 const when = (iso) => iso ? new Date(iso).toLocaleString("pt-BR") : "";
 
-// Only http(s) links reach href; anything else (javascript:, a link that does not parse) is
-// no link at all, and never an exception that stops the item from rendering.
-function webUrl(url) {
-  try {
-    const u = new URL(url);
-    return u.protocol === "http:" || u.protocol === "https:" ? u : null;
-  } catch (err) {
-    return null;
-  }
-}
-
-function videoLink(url, start) {
-  const u = webUrl(url);
-  if (!u) return null;
-  const t = String(Math.max(0, Math.floor(start)));
-  if (/(^|\.)youtube\.com$|^youtu\.be$/.test(u.hostname)) u.searchParams.set("t", t);
-  else u.hash = "t=" + t;
-  return u.toString();
-}
-
 async function api(method, path, body) {
   const opts = { method, headers: { "X-CSRF-Token": csrf } };
   if (body !== undefined) {
