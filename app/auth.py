@@ -14,16 +14,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
-from argon2 import PasswordHasher
+from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError
 from fastapi import Depends, HTTPException, Request
 
 from app.db import store
 from app.db.session import Database, DatabaseUnavailable
+from corpus.errors import InputError
 
 SESSION_COOKIE = "aula_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -31,10 +34,54 @@ TOKEN_PREFIX = "aula_"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 INSTRUCTOR = "instructor"
 
-_hasher = PasswordHasher()
+# argon2id at OWASP's first recommended setting: 19 MiB, 2 passes, 1 lane. A hash takes one
+# core about 60 ms and 19 MiB; argon2-cffi's default (64 MiB, 3 passes, 4 lanes) made eight
+# failed logins cost half a GiB. Hashes made with other parameters still verify (argon2 keeps
+# them in the hash) and are rehashed with these at the next login.
+ARGON2_MEMORY_KIB = 19 * 1024
+ARGON2_TIME_COST = 2
+ARGON2_PARALLELISM = 1
+_hasher = PasswordHasher(time_cost=ARGON2_TIME_COST, memory_cost=ARGON2_MEMORY_KIB,
+                         parallelism=ARGON2_PARALLELISM, type=Type.ID)
 # Verified against when the user does not exist, so a wrong name costs as long as a wrong
 # password and timing does not tell which names exist.
 _DUMMY_HASH = _hasher.hash("not a password")
+
+
+class HashingBusy(RuntimeError):
+    """Every hashing slot stayed busy for the whole wait: the login may be tried again."""
+
+
+class HashSlots:
+    """At most ``size`` argon2 computations at once in this process (each one allocates its
+    memory cost); a caller waits up to ``wait`` seconds for a slot, then ``HashingBusy``."""
+
+    def __init__(self, size: int = 2, wait: float = 5.0) -> None:
+        self.resize(size, wait)
+        self.peak = 0  # the most hashes that ran at once (observed by the tests)
+        self._running = 0
+        self._count = threading.Lock()
+
+    def resize(self, size: int, wait: float) -> None:
+        self.size, self.wait = size, wait
+        self._slots = threading.BoundedSemaphore(size)
+
+    def run(self, fn: Callable[[], bool | str]) -> bool | str:
+        slots = self._slots
+        if not slots.acquire(timeout=self.wait):
+            raise HashingBusy(f"password hashing busy for {self.wait:g} s")
+        try:
+            with self._count:
+                self._running += 1
+                self.peak = max(self.peak, self._running)
+            return fn()
+        finally:
+            with self._count:
+                self._running -= 1
+            slots.release()
+
+
+hashing = HashSlots()
 
 
 def now() -> datetime:
@@ -44,14 +91,17 @@ def now() -> datetime:
 def hash_password(password: str) -> str:
     if len(password) < 8:
         raise ValueError("password: use at least 8 characters")
-    return _hasher.hash(password)
+    return str(hashing.run(lambda: _hasher.hash(password)))
 
 
 def verify_password(password_hash: str, password: str) -> bool:
-    try:
-        return _hasher.verify(password_hash, password)
-    except (VerificationError, InvalidHashError):
-        return False
+    def verify() -> bool:
+        try:
+            return _hasher.verify(password_hash, password)
+        except (VerificationError, InvalidHashError):
+            return False
+
+    return bool(hashing.run(verify))
 
 
 def new_secret(prefix: str = "") -> str:
@@ -95,9 +145,11 @@ def login(
     if not verify_password(pw_hash, password):
         return None
     token, csrf = new_secret(), new_secret()
+    rehashed = (str(hashing.run(lambda: _hasher.hash(password)))
+                if _hasher.check_needs_rehash(pw_hash) else None)
     with db.write() as s:
-        if _hasher.check_needs_rehash(pw_hash):
-            store.set_password(s, user.name, _hasher.hash(password))
+        if rehashed is not None:  # made with older parameters: upgraded now
+            store.set_password(s, user.name, rehashed)
         expires = store.start_session(s, user.id, digest(token), csrf, now(), lifetime)
     return token, csrf, expires
 
@@ -107,15 +159,54 @@ def logout(db: Database, token: str) -> None:
         store.end_session(s, digest(token))
 
 
-def issue_token(db: Database, name: str) -> str:
-    """A new API token for ``name`` (shown once; only its digest is kept)."""
+TOKEN_LIFETIME = timedelta(days=90)
+
+
+def issue_token(db: Database, name: str, expires: datetime | None = None) -> str:
+    """A new API token for ``name`` (shown once; only its digest is kept), refused from
+    ``expires`` on (default: ``TOKEN_LIFETIME`` from now)."""
     token = new_secret(TOKEN_PREFIX)
+    t = now()
     with db.write() as s:
-        found = store.find_user(s, name)
-        if found is None:
-            raise ValueError(f"user: no user named {name!r} (create it with `aula users add`)")
-        store.add_token(s, found[0].id, digest(token), now())
+        user = _user(s, name)
+        store.add_token(s, user.id, digest(token), t, expires or t + TOKEN_LIFETIME)
     return token
+
+
+def _user(s: Any, name: str) -> store.UserInfo:
+    found = store.find_user(s, name)
+    if found is None:
+        raise InputError(f"user: no user named {name!r} (create it with `aula users add`)")
+    return found[0]
+
+
+def revoke(db: Database, name: str, token: str | None = None) -> tuple[int, int]:
+    """Revoke ``name``'s API tokens (only ``token`` when given; else every token and every
+    login session too): returns (tokens revoked, sessions ended)."""
+    with db.write() as s:
+        user = _user(s, name)
+        tokens = store.revoke_tokens(s, user.id, None if token is None else digest(token))
+        sessions = 0 if token is not None else store.end_sessions(s, user.id)
+    return tokens, sessions
+
+
+def remove_user(db: Database, name: str) -> None:
+    """Delete the account, its sessions and tokens; its annotations keep the name."""
+    with db.write() as s:
+        store.remove_user(s, _user(s, name).id)
+
+
+def change_password(db: Database, name: str, password: str) -> int:
+    """Set a new password and end every login session of ``name`` (its API tokens stay:
+    revoke them apart); returns how many sessions ended."""
+    try:
+        hashed = hash_password(password)
+    except ValueError as exc:  # the password rule
+        raise InputError(str(exc)) from None
+    with db.write() as s:
+        user = _user(s, name)
+        store.set_password(s, user.name, hashed)
+        return store.end_sessions(s, user.id)
 
 
 def identify(db: Database, request: Request) -> Principal | None:
@@ -123,7 +214,7 @@ def identify(db: Database, request: Request) -> Principal | None:
     header = request.headers.get("authorization", "")
     if header.lower().startswith("bearer "):
         with db.read() as s:
-            user = store.token_user(s, digest(header[7:].strip()))
+            user = store.token_user(s, digest(header[7:].strip()), now())
         return None if user is None else Principal(user, "token")
     cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
@@ -144,6 +235,30 @@ def get_database(request: Request) -> Database:
 
 
 DatabaseDep = Annotated[Database, Depends(get_database)]
+
+
+def throttled_login(
+    request: Request, db: Database, name: str, password: str, lifetime: timedelta
+) -> tuple[str, str, datetime] | None:
+    """``login`` behind the login limits: every try spends a token of the caller's address
+    and one of the account, given back when the password was right (so only failures count);
+    429 with Retry-After when either is spent; 503 when the hashing slots stay busy."""
+    from app.ratelimit import spend
+
+    spend(request, "login_address")
+    account = name.strip().casefold()
+    spend(request, "login_account", account)
+    try:
+        got = login(db, name, password, lifetime)
+    except HashingBusy as exc:  # not a failed try: nothing spent
+        spend(request, "login_address", cost=-1.0)
+        spend(request, "login_account", account, cost=-1.0)
+        raise HTTPException(503, "muitos logins ao mesmo tempo; tente de novo em alguns "
+                                 "segundos", headers={"Retry-After": "5"}) from exc
+    if got is not None:
+        spend(request, "login_address", cost=-1.0)
+        spend(request, "login_account", account, cost=-1.0)
+    return got
 
 
 def require_instructor(request: Request, db: DatabaseDep) -> Principal:

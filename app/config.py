@@ -105,6 +105,25 @@ class Settings(BaseSettings):
     review_judge: bool = False  # judge new answers in the background (AR, reasoning, label)
     review_judge_queue: int = 100  # answers that may wait for the background judge
 
+    # security (issue 10 items 7, 10, 12)
+    max_body_bytes: int = Field(default=65536, ge=1024)  # any request body (413 over it)
+    max_import_bytes: int = Field(default=16 * 2**20, ge=1024)  # POST /api/review/import
+    api_docs: bool = False  # /docs and /redoc (Swagger UI from a CDN); /openapi.json always
+    secure_cookies: bool = False  # always mark cookies Secure (else only on https requests)
+    token_days: float = Field(default=90.0, gt=0)  # an API token's lifetime unless --days
+
+    # availability (issue 10 items 1-3)
+    llm_slots: int = Field(default=1, ge=1, le=64)  # questions the LLM answers at once
+    ask_queue: int = Field(default=3, ge=0, le=1000)  # questions waiting per slot (503 beyond)
+    ask_deadline: float = Field(default=120.0, gt=0)  # seconds a question may take, line included
+    search_rate_per_minute: float = 120.0  # /search, per client address; 0 turns it off
+    login_rate_per_minute: float = 10.0  # /review/login tries, per address and per account
+    trusted_proxies: str = ""  # comma-separated proxies whose X-Forwarded-For is believed
+    # "auto": in the database when several server processes run, else in memory
+    rate_limit_store: Literal["auto", "memory", "database"] = "auto"
+    password_hashes: int = Field(default=2, ge=1, le=64)  # argon2 hashes at once (19 MiB each)
+    password_hash_wait: float = Field(default=5.0, gt=0)  # seconds a login waits (then 503)
+
 
 @lru_cache
 def get_settings() -> Settings:

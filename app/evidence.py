@@ -27,6 +27,7 @@ from typing import Any
 
 from app.answer import _STOPWORDS, _fold
 from corpus.context import Passage, numbered
+from corpus.errors import InputError
 from corpus.rerank import ScoreReranker
 from eval.claims import SYSTEM, yes_probability
 
@@ -188,16 +189,16 @@ class Gate:
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from exc
+            raise InputError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from exc
         if not isinstance(raw, dict):
-            raise ValueError(f"{source}: expected a JSON object")
+            raise InputError(f"{source}: expected a JSON object")
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(raw) - known)
         if unknown:
-            raise ValueError(f"{source}: unknown field {unknown[0]!r}")
+            raise InputError(f"{source}: unknown field {unknown[0]!r}")
         for name in ("p_covered", "min_score", "p_pass", "bias"):
             if name in raw and not isinstance(raw[name], int | float):
-                raise ValueError(f"{source}: field {name!r} must be a number")
+                raise InputError(f"{source}: field {name!r} must be a number")
         return cls(**raw)
 
     @classmethod
@@ -371,13 +372,13 @@ def read_questions(path: Path, split: str | None = None) -> list[GateQuestion]:
                 gold_end=None if raw.get("gold_end") is None else float(raw["gold_end"]),
             )
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}, line {n}: not JSON ({exc.msg})") from exc
+            raise InputError(f"{path}, line {n}: not JSON ({exc.msg})") from exc
         except KeyError as exc:
-            raise ValueError(f"{path}, line {n}: missing field {exc.args[0]!r}") from exc
+            raise InputError(f"{path}, line {n}: missing field {exc.args[0]!r}") from exc
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{path}, line {n}: {exc}") from exc
+            raise InputError(f"{path}, line {n}: {exc}") from exc
         if q.answerable and not q.gold_lecture:
-            raise ValueError(f"{path}, line {n}: an answerable question needs gold_lecture")
+            raise InputError(f"{path}, line {n}: an answerable question needs gold_lecture")
         if split is None or q.split == split:
             out.append(q)
     return out

@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from app.config import Settings, get_settings
+from app.schemas import error_responses
 from app.services import Services, build_services
 
 log = logging.getLogger("aula")
@@ -34,12 +35,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             services.close()
 
+    conf = settings or get_settings()
     app = FastAPI(
         title="Aula",
         description="Perguntas sobre aulas gravadas, respondidas com citações ao segundo.",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url="/docs" if conf.api_docs else None,
+        redoc_url="/redoc" if conf.api_docs else None,
+        responses=error_responses(400, 413, 422),
     )
+    from app.security import SecurityMiddleware
+
+    app.add_middleware(SecurityMiddleware, max_body=conf.max_body_bytes,
+                       limits={"/api/review/import": conf.max_import_bytes})
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -49,7 +58,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         msg = str(first.get("msg", "invalid request")).removeprefix("Value error, ")
         return JSONResponse(
             status_code=422,
-            content={"detail": f"{field}: {msg}" if field else msg, "errors": _plain(errors)},
+            content={"detail": f"{field}: {msg}" if field else msg, "field": field or None,
+                     "errors": _plain(list(errors))},
         )
 
     _database_errors(app)
@@ -71,9 +81,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def _open_review(app: FastAPI, services: Services) -> None:
-    """The database (migrated to head), the answer recorder and the /ask rate limit."""
+    """The database (migrated to head), the answer recorder, the rate limits, the LLM's
+    admission line and the password hashing bound (issue 10)."""
+    from app.admission import Admission
+    from app.auth import hashing
     from app.db.session import open_database
-    from app.ratelimit import RateLimiter
+    from app.ratelimit import install_limiters
     from app.recorder import AnswerRecorder
 
     s = services.settings
@@ -81,9 +94,10 @@ def _open_review(app: FastAPI, services: Services) -> None:
     services.stack.callback(services.db.close)
     app.state.recorder = AnswerRecorder.from_settings(s, services.db, services.llm)
     services.stack.callback(app.state.recorder.close)
-    app.state.ask_limiter = (
-        RateLimiter(s.ask_rate_per_minute) if s.ask_rate_per_minute > 0 else None
-    )
+    install_limiters(app, s, services.db)
+    app.state.admission = Admission.from_settings(s)
+    services.stack.callback(app.state.admission.close)
+    hashing.resize(s.password_hashes, s.password_hash_wait)
 
 
 def _database_errors(app: FastAPI) -> None:

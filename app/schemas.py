@@ -2,13 +2,49 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from corpus.metadata import web_url
 
 MAX_QUESTION = 2000
+MAX_LECTURES = 500  # lecture ids one question may be limited to
+MAX_LECTURE_ID = 300
+# A string that is not blank: it has a character that Python's str.strip keeps. Spelled out,
+# because \\S differs between Python, ECMAScript and Rust regexes (U+001C..U+001F).
+NOT_BLANK = (r"[^\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029"
+             r"\u202f\u205f\u3000]")
+NO_NUL = r"^[^\x00]*$"
+
+LectureId = Annotated[str, Field(min_length=1, max_length=MAX_LECTURE_ID, pattern=NO_NUL)]
+
+
+SSE_EVENT: dict[str, Any] = {
+    "type": "object", "required": ["event", "data"],
+    "properties": {"event": {"type": "string", "enum": ["segments", "moments", "delta", "done"]},
+                   "data": {"type": "string", "description": "JSON"}}}
+"""One server-sent event of ``POST /ask/stream``, for the OpenAPI spec."""
+
+
+class ErrorOut(BaseModel):
+    """Every 4xx/5xx body: ``detail`` says what is wrong in a line; a 422 also names the first
+    bad ``field`` and lists ``errors`` (validation errors or one line per bad import row)."""
+
+    detail: str
+    field: str | None = None
+    errors: list[dict[str, Any] | str] | None = None
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for these status codes, each with the ``ErrorOut`` body."""
+    words = {400: "The body is not JSON", 401: "Login required (session cookie or bearer token)",
+             403: "Not allowed (another role, or a write without the CSRF token)",
+             404: "Not found", 409: "Conflict", 413: "Request body over the limit",
+             422: "Invalid request: `detail` says why, `field` names what",
+             429: "Too many requests (Retry-After)",
+             503: "Unavailable now (Retry-After): nothing was saved"}
+    return {c: {"model": ErrorOut, "description": words.get(c, "Error")} for c in codes}
 
 
 def _web_link(url: str) -> str:
@@ -37,20 +73,25 @@ class HitOut(BaseModel):
 
 
 class AskIn(BaseModel):
-    question: str = Field(description="The student's question (1 to 2,000 characters).")
+    question: str = Field(
+        description="The student's question: 1 to 2,000 characters as sent (spaces count), "
+                    "not all blank.",
+        json_schema_extra={"minLength": 1, "maxLength": MAX_QUESTION, "pattern": NOT_BLANK})
     k: int = Field(10, ge=1, le=50, description="How many segments to retrieve.")
-    lectures: list[str] | None = Field(None, description="Only search these lecture ids.")
+    lectures: list[LectureId] | None = Field(
+        None, max_length=MAX_LECTURES, description="Only search these lecture ids.")
 
     @field_validator("question")
     @classmethod
     def _question(cls, v: str) -> str:
-        v = v.strip()
-        if not v:
-            raise ValueError("the question is empty")
+        # measured as sent: a long run of spaces is as costly to receive as any text
         if len(v) > MAX_QUESTION:
             raise ValueError(
                 f"the question has {len(v)} characters; the limit is {MAX_QUESTION}"
             )
+        v = v.strip()
+        if not v:
+            raise ValueError("the question is empty")
         return v
 
 

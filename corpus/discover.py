@@ -129,7 +129,15 @@ def _files(root: Path, patterns: list[re.Pattern[str]]) -> Iterator[tuple[Path, 
     if not root.is_dir():
         yield root, True
         return
-    for folder, dirs, files in os.walk(root):
+    visited: set[str] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        # Linked folders are followed (lecture folders are often links into a shared disk),
+        # each real folder once, so a link back to an ancestor cannot loop.
+        real = os.path.realpath(folder)
+        if real in visited:
+            dirs[:] = []
+            continue
+        visited.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith(".") or name.lower() in SIDECAR_NAMES:

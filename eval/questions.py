@@ -3,6 +3,9 @@
 Columns after ``load_questions`` (missing values are None, never NaN):
 
 - ``id`` (str): from an ``id``/``qid`` column, else ``"1"``..``"n"``; must be unique.
+
+A column named exactly as the target (``id``) wins over its aliases (``question_id``), which
+are then kept as other columns; two aliases and no exact name are an error.
 - ``question`` (str, required).
 - ``manual``: C / PC / I from a ``manual``/``label``/``annotation`` column (also accepts
   "correct", "partially correct", "incorrect", any case).
@@ -23,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from corpus.errors import InputError
 from eval.labels import normalise_label
 from eval.record import parse_timestamp
 
@@ -71,7 +75,7 @@ def from_spreadsheet_text(cell: str) -> str:
     return cell[1:] if cell[:1] == "'" and cell[1:2] in _ESCAPED else cell
 
 
-class QuestionsError(ValueError):
+class QuestionsError(InputError):
     """The question file cannot be used; the message says which row and why."""
 
 
@@ -79,22 +83,28 @@ def load_questions(path: str | Path) -> pd.DataFrame:
     """Read a question set (``.csv``, ``.jsonl``/``.ndjson``, ``.xlsx``) and normalise it."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False).map(from_spreadsheet_text)
-    elif suffix in (".jsonl", ".ndjson"):
-        raw = _read_jsonl(path)
-    elif suffix in (".xlsx", ".xlsm"):
+    if suffix in (".xlsx", ".xlsm"):
         try:
             import openpyxl  # noqa: F401
         except ImportError:
             raise QuestionsError(
                 f"{path}: reading .xlsx needs openpyxl; install it with `pip install openpyxl`"
             ) from None
-        raw = pd.read_excel(path, dtype=str, keep_default_na=False)
-    else:
+    elif suffix not in (".csv", ".jsonl", ".ndjson"):
         raise QuestionsError(
             f"{path}: unsupported question file type {suffix!r} (use .csv, .jsonl or .xlsx)"
         )
+    try:
+        if suffix == ".csv":
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False).map(from_spreadsheet_text)
+        elif suffix in (".jsonl", ".ndjson"):
+            raw = _read_jsonl(path)
+        else:
+            raw = pd.read_excel(path, dtype=str, keep_default_na=False)
+    except QuestionsError:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:  # pandas' parser errors are ValueErrors
+        raise QuestionsError(f"{path}: cannot be read: {exc}".splitlines()[0]) from None
     try:
         return normalise_questions(raw)
     except QuestionsError as exc:
@@ -137,6 +147,8 @@ def normalise_questions(raw: pd.DataFrame) -> pd.DataFrame:
     renames: dict[Any, str] = {}
     for target, aliases in ALIASES.items():
         found = [by_key[a] for a in aliases if a in by_key]
+        if target in by_key:  # a column named exactly so wins; the others stay as they are
+            found = [by_key[target]]
         if len(found) > 1:
             names = ", ".join(repr(f) for f in found)
             raise QuestionsError(f"several columns could be {target!r}: {names}")

@@ -81,6 +81,7 @@ from ragas.metrics.collections import (  # noqa: E402
 )
 
 from corpus.context import CONTEXT_CHARS, fit_texts  # noqa: E402
+from corpus.errors import InputError
 
 _analytics.do_not_track.cache_clear()  # in case ragas was imported (and asked) before us
 # instructor logs every failed attempt at ERROR; with no logging set up that lands on stderr
@@ -545,10 +546,10 @@ class RagasScorer:
         context_chars: int = DEFAULT_CONTEXT_CHARS,
     ) -> None:
         if language not in LANGUAGES:
-            raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, not {language!r}")
+            raise InputError(f"language must be one of {', '.join(LANGUAGES)}, not {language!r}")
         unknown = [m for m in metrics if m not in METRICS]
         if unknown:
-            raise ValueError(f"unknown ragas metric(s): {', '.join(unknown)}")
+            raise InputError(f"unknown ragas metric(s): {', '.join(unknown)}")
         self.base_url = base_url
         self.api_key = api_key or "not-needed"
         self.model = model

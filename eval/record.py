@@ -6,6 +6,12 @@ retrieved segments, the answer, its references, the manual and automated annotat
 
 Missing values print as ``—``; AR and correctness print with two decimals (so a round trip
 keeps them to 0.01). Parsed references carry no times (the Markdown only has title and link).
+
+Free text (question, answer, comment, reasoning, transcriptions) is escaped so that nothing in
+it reads as a record's structure: a line that starts like a heading (``**Pergunta 96**:``, a
+field label), a segment field (``- *Score:*``), a ``---`` rule or a lone ``—`` gets one more
+leading backslash, and the parser takes exactly one away. A heading the parser finds twice or
+out of order in one record is refused, naming its line, rather than read as text.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from corpus.errors import InputError
 from corpus.models import Hit
 from corpus.render import hit_markdown
 
@@ -23,7 +30,7 @@ HIDDEN_URL = "oculto"
 LABELS = ("C", "PC", "I")
 
 
-class RecordParseError(ValueError):
+class RecordParseError(InputError):
     """A record of a Markdown report could not be read; the message names record and field."""
 
 
@@ -55,6 +62,11 @@ class Record:
     reasoning: str | None = None
     correctness: float | None = None
     correctness_reasoning: str | None = None
+    comment: str | None = None
+    """The reviewer's comment on the manual label ("" when the record says there is none,
+    None when the record has no comment field)."""
+    version: int | None = None
+    """The stored annotation's version, so an import can tell a stale file."""
 
 
 # Labels in the order a record prints them; the parser only accepts them in this order.
@@ -63,6 +75,8 @@ _SEGMENTS = "Segmentos recuperados pelo E5"
 _ANSWER = "Resposta gerada pelo LLM"
 _REFERENCES = "Referências"
 _MANUAL = "Anotação manual"
+_COMMENT = "Comentário"
+_VERSION = "Versão da anotação"
 _AR = "Answer Relevance (AR)"
 _AUTOMATED = "Anotação automatizada"
 _REASONING = "Raciocínio (AR CoT)"
@@ -73,6 +87,8 @@ _ORDER = (
     _ANSWER,
     _REFERENCES,
     _MANUAL,
+    _COMMENT,
+    _VERSION,
     _AR,
     _AUTOMATED,
     _REASONING,
@@ -91,7 +107,7 @@ def parse_timestamp(value: str | float | int) -> float:
         return float(text.replace(",", "."))
     match = re.fullmatch(r"(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:[.,]\d+)?)", text)
     if not match:
-        raise ValueError(f"not a time (HH:MM:SS or seconds): {value!r}")
+        raise InputError(f"not a time (HH:MM:SS or seconds): {value!r}")
     hours, minutes, seconds = match.groups()
     return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds.replace(",", "."))
 
@@ -104,33 +120,70 @@ def _fraction(value: float | None) -> str:
     return MISSING if value is None else f"{value:.2f}"
 
 
+# A line of free text that the parser could take for structure: a heading or field label, a
+# segment field, a rule, the missing-value dash. Leading backslashes are looked through, so
+# that escaping (one more backslash) and unescaping (one fewer) undo each other exactly.
+_STRUCTURAL_RE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<escapes>\\*)(?=\*\*|-[ \t]*\*|-{3,}[ \t]*$|—[ \t]*$)"
+)
+
+
+def escape_text(text: str) -> str:
+    """``text`` with every line that could read as record structure escaped by a backslash."""
+    return "\n".join(
+        _STRUCTURAL_RE.sub(lambda m: m["indent"] + "\\" + m["escapes"], line, count=1)
+        for line in text.split("\n")
+    )
+
+
+def unescape_text(text: str) -> str:
+    """The text :func:`escape_text` escaped."""
+    return "\n".join(
+        _STRUCTURAL_RE.sub(lambda m: m["indent"] + m["escapes"][1:], line, count=1)
+        for line in text.split("\n")
+    )
+
+
+def _free(value: str | None) -> str:
+    return MISSING if value is None or value == "" else escape_text(value)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n"))
+
+
 def render_record(rec: Record, hide_urls: bool = False) -> str:
     """The record in the reference report's Markdown shape, ending with a ``---`` line."""
-    lines = [f"**{_QUESTION} {rec.qid}**: {rec.question}", "", f"**{_SEGMENTS}**:"]
+    question = escape_text(rec.question)
+    lines = [f"**{_QUESTION} {rec.qid}**: {question}", "", f"**{_SEGMENTS}**:"]
     for hit in rec.segments:
-        lines += [hit_markdown(replace(hit, score=float(hit.score)), hide_url=hide_urls), ""]
-    lines += ["", f"**{_ANSWER}**: {_value(rec.answer)}", "", f"**{_REFERENCES}**:"]
+        shown = replace(hit, score=float(hit.score), text=escape_text(hit.text))
+        lines += [hit_markdown(shown, hide_url=hide_urls), ""]
+    lines += ["", f"**{_ANSWER}**: {_free(rec.answer)}", "", f"**{_REFERENCES}**:"]
     for ref in rec.references:
         if hide_urls:
             lines.append(f"- [{HIDDEN_REFERENCE}]()")
         else:
-            lines.append(f"- [{ref.title}]({ref.url})")
+            lines.append(f"- [{_one_line(ref.title)}]({_one_line(ref.url)})")
+    lines += ["", f"**{_MANUAL}**: {_value(rec.manual)}"]
+    if rec.comment is not None or rec.version is not None:
+        lines += ["", f"**{_COMMENT}**: {_free(rec.comment)}"]
+    if rec.version is not None:
+        lines += ["", f"**{_VERSION}**: {rec.version}"]
     lines += [
-        "",
-        f"**{_MANUAL}**: {_value(rec.manual)}",
         "",
         f"**{_AR}**: {_fraction(rec.ar)}",
         "",
         f"**{_AUTOMATED}**: {_value(rec.automated)}",
         "",
-        f"**{_REASONING}**: {_value(rec.reasoning)}",
+        f"**{_REASONING}**: {_free(rec.reasoning)}",
     ]
     if rec.correctness is not None or rec.correctness_reasoning is not None:
         lines += [
             "",
             f"**{_CORRECTNESS}**: {_fraction(rec.correctness)}",
             "",
-            f"**{_CORRECTNESS_REASONING}**: {_value(rec.correctness_reasoning)}",
+            f"**{_CORRECTNESS_REASONING}**: {_free(rec.correctness_reasoning)}",
         ]
     lines += ["", "", "---", ""]
     return "\n".join(lines)
@@ -155,61 +208,110 @@ _RULE_RE = re.compile(r"(?:\n\s*-{3,}\s*)+\s*$")
 
 
 def parse_records(text: str) -> list[Record]:
-    """Every record in a Markdown report (one or many; ``---`` separators optional)."""
+    """Every record in a Markdown report (one or many; ``---`` separators optional). A record
+    whose structure is ambiguous (a field heading twice or out of order, a question number
+    seen before) is refused with the line named."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     headers = list(_HEADER_RE.finditer(text))
     if not headers:
         raise RecordParseError(f"record 1: no '**{_QUESTION} N**:' line found")
     records = []
+    first_line: dict[str, int] = {}
     for number, header in enumerate(headers, start=1):
+        qid = header.group(1).strip()
+        line = _line_of(text, header.start())
+        if qid and qid in first_line:
+            raise RecordParseError(
+                f"line {line}: record {number} (Pergunta {qid}): Pergunta {qid} appears again "
+                f"(first at line {first_line[qid]}); a question inside a record must be escaped"
+            )
+        first_line[qid] = line
         end = headers[number].start() if number < len(headers) else len(text)
         body = _RULE_RE.sub("", text[header.end() : end])
-        records.append(_parse_record(number, header.group(1).strip(), body))
+        records.append(_parse_record(number, qid, body, line, text[: header.end()].count("\n")))
     return records
 
 
-def _parse_record(number: int, qid: str, body: str) -> Record:
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _parse_record(number: int, qid: str, body: str, line: int, body_line: int) -> Record:
+    """One record; ``line`` is its header's line and ``body_line`` the newlines before
+    ``body`` in the whole text (for error messages)."""
+
     def fail(label: str, problem: str) -> RecordParseError:
         return RecordParseError(f"record {number} (Pergunta {qid}): {label}: {problem}")
 
     if not qid:
         raise fail(_QUESTION, "the question has no number")
-    question, values = _split_fields(body)
+    question, values = _split_fields(body, lambda offset: body_line + _line_of(body, offset),
+                                     f"record {number} (Pergunta {qid})")
     for label in _REQUIRED:
         if label not in values:
-            raise fail(label, "field missing")
+            raise fail(label, f"field missing (record starts at line {line})")
     if not question:
         raise fail(_QUESTION, "the question is empty")
     return Record(
         qid=qid,
-        question=question,
+        question=unescape_text(question),
         segments=_parse_segments(values[_SEGMENTS], fail),
-        answer=_text(values[_ANSWER]) or "",
+        answer=_free_text(values[_ANSWER]) or "",
         references=_parse_references(values.get(_REFERENCES, ""), fail),
         manual=_label(values.get(_MANUAL), _MANUAL, fail),
         ar=_unit_float(values.get(_AR), _AR, fail),
         automated=_label(values.get(_AUTOMATED), _AUTOMATED, fail),
-        reasoning=_text(values.get(_REASONING)),
+        reasoning=_free_text(values.get(_REASONING)),
         correctness=_unit_float(values.get(_CORRECTNESS), _CORRECTNESS, fail),
-        correctness_reasoning=_text(values.get(_CORRECTNESS_REASONING)),
+        correctness_reasoning=_free_text(values.get(_CORRECTNESS_REASONING)),
+        comment=(_free_text(values[_COMMENT]) or "") if _COMMENT in values else None,
+        version=_version(values.get(_VERSION), fail),
     )
 
 
-def _split_fields(body: str) -> tuple[str, dict[str, str]]:
-    """The question text and each labelled field's raw value, labels taken in print order."""
+def _split_fields(
+    body: str, line_of: Callable[[int], int], where: str
+) -> tuple[str, dict[str, str]]:
+    """The question text and each labelled field's raw value. Labels come in print order,
+    each at most once; any other heading of a known label makes the record ambiguous (content
+    that looks like a heading is escaped when written, so it never gets here)."""
     accepted: list[tuple[str, int, int]] = []
     last = -1
     for match in _LABEL_RE.finditer(body):
-        rank = _ORDER.index(match.group(1))
-        if rank > last:  # a label out of order is part of the previous field's text
-            accepted.append((match.group(1), match.start(), match.end()))
-            last = rank
+        label = match.group(1)
+        rank = _ORDER.index(label)
+        if rank <= last:
+            first = next((a[1] for a in accepted if a[0] == label), None)
+            problem = (
+                f"appears again (first at line {line_of(first)})" if first is not None
+                else f"comes after '**{accepted[-1][0]}**' at line {line_of(accepted[-1][1])}"
+            )
+            raise RecordParseError(
+                f"line {line_of(match.start())}: {where}: '**{label}**' {problem}; "
+                "the record is ambiguous"
+            )
+        accepted.append((label, match.start(), match.end()))
+        last = rank
     question_end = accepted[0][1] if accepted else len(body)
     values = {}
     for i, (label, _, value_start) in enumerate(accepted):
         value_end = accepted[i + 1][1] if i + 1 < len(accepted) else len(body)
         values[label] = body[value_start:value_end]
     return body[:question_end].strip(), values
+
+
+def _free_text(value: str | None) -> str | None:
+    text = _text(value)
+    return None if text is None else unescape_text(text)
+
+
+def _version(value: str | None, fail: _Fail) -> int | None:
+    text = _text(value)
+    if text is None:
+        return None
+    if not text.isdigit():
+        raise fail(_VERSION, f"{text!r} is not a whole number")
+    return int(text)
 
 
 def _text(value: str | None) -> str | None:
@@ -315,7 +417,7 @@ def _parse_segment(block: str, index: int, fail: _Fail) -> Hit:
         url=url,
         start=times[0],
         end=times[1],
-        text=field_value("transcri"),
+        text=unescape_text(field_value("transcri")),
     )
 
 

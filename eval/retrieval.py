@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from corpus.errors import InputError
 from corpus.fusion import Fusion, Ranking, fit
 from corpus.models import Hit
 
 START_SLACK = 10.0
 
 
-class GoldSetError(ValueError):
+class GoldSetError(InputError):
     """A question set that cannot be used, said with its file and line."""
 
 

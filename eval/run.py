@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from corpus.errors import InputError
 from corpus.models import Hit
 from eval.claims import FirstTokenFn, verify_claims
 from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
@@ -65,13 +66,13 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     error = None
     if given is None or not contexts:
         if p.search is None:
-            raise ValueError(f"item {row['id']}: no answer/contexts and no index to search")
+            raise InputError(f"item {row['id']}: no answer/contexts and no index to search")
         hits = p.search(question, p.k)
     answer_text = given
     read: list[str] = []
     if answer_text is None:
         if p.answer is None:
-            raise ValueError(f"item {row['id']}: no answer given and no answerer")
+            raise InputError(f"item {row['id']}: no answer given and no answerer")
         try:
             result = p.answer(question, hits)
             answer_text = result.text
@@ -128,7 +129,7 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     return out
 
 
-class ItemLogError(ValueError):
+class ItemLogError(InputError):
     """An item log that cannot be resumed safely; ``str()`` names the file and the line."""
 
 

@@ -13,8 +13,10 @@ import uvicorn
 class ServedApp:
     """``with ServedApp(app) as srv: httpx.get(srv.url + "/health")``; runs the lifespan."""
 
-    def __init__(self, app: Any, *, lifespan: str = "on", start_timeout: float = 120) -> None:
+    def __init__(self, app: Any, *, lifespan: str = "on", start_timeout: float = 120,
+                 **options: Any) -> None:
         self.app = app
+        self.options = options  # more uvicorn.Config options (e.g. the proxy settings)
         self.lifespan = lifespan
         self.start_timeout = start_timeout
         self.port = 0
@@ -28,7 +30,7 @@ class ServedApp:
     def start(self) -> ServedApp:
         config = uvicorn.Config(
             self.app, host="127.0.0.1", port=0, log_level="warning", lifespan=self.lifespan,
-            timeout_graceful_shutdown=2,
+            timeout_graceful_shutdown=2, **self.options,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)

@@ -1,19 +1,41 @@
-"""``POST /ask`` and its streaming twin ``POST /ask/stream`` (server-sent events)."""
+"""``POST /ask`` and its streaming twin ``POST /ask/stream`` (server-sent events).
+
+Both are async and wait on the LLM admission (``app.admission``), never on a server thread: 503
+with ``Retry-After`` when the line is full, the LLM work on the admission's own workers, the
+moments found so far and a line saying so when the question's deadline passes, and the LLM
+work stopped when the client goes away.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, HTTPException, Request, Response
 from sse_starlette.sse import EventSourceResponse
+from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
 
+from app.admission import Admission, Busy, DeadlinePassed, Ticket
+from app.answer import detect_language
+from app.answerer import FAILED, Moment, Moments, Reply
 from app.deps import ServicesDep
-from app.ratelimit import limit_ask
+from app.ratelimit import spend_async
 from app.recorder import RecorderDep
-from app.schemas import AskIn, AskOut, CitationOut, HitOut, MomentOut, SentenceOut
+from app.schemas import (
+    SSE_EVENT,
+    AskIn,
+    AskOut,
+    CitationOut,
+    HitOut,
+    MomentOut,
+    SentenceOut,
+    error_responses,
+)
 from app.services import Services
 
 router = APIRouter(tags=["ask"])
@@ -64,21 +86,37 @@ def _stage_timings(timings: dict[str, float], reply: Any) -> None:
     response_model=AskOut,
     summary="Answer a question from the lectures, with citations",
     description=(
-        "Always answers 200 with the best moments: when the LLM fails, `answer` is null, "
-        "`note` says what happened and `error` why."
+        "Answers 200 with the best moments: when the LLM fails or the question passes its "
+        "deadline, `answer` is null, `note` says what happened and `error` why. 503 with "
+        "`Retry-After` when too many questions already wait for the LLM."
     ),
-    responses={429: {"description": "Too many questions from this address (Retry-After)"}},
-    dependencies=[Depends(limit_ask)],
+    responses=error_responses(429, 503),
 )
-def ask(body: AskIn, services: ServicesDep, recorder: RecorderDep) -> Any:
-    t0 = time.perf_counter()
-    hits, timings = _retrieve(services, body)
-    reply = services.answerer.run(body.question, hits)
+async def ask(body: AskIn, request: Request, services: ServicesDep,
+              recorder: RecorderDep) -> Any:
+    await spend_async(request, "ask")  # only a valid question spends the quota
+    async with _admit(request) as ticket:
+        t0 = time.perf_counter()
+        hits, timings = await run_in_threadpool(_retrieve, services, body)
+        work = asyncio.ensure_future(_answer(ticket, services, body.question, hits))
+        gone = asyncio.ensure_future(_client_gone(request))
+        try:
+            await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not work.done():  # the client went away (or the server stops): stop the LLM
+                work.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await work
+        if work.cancelled():
+            return Response(status_code=499)  # nobody is there to read it
+        reply = work.result()
     _stage_timings(timings, reply)
     timings["total"] = time.perf_counter() - t0
     out = _out(services, body, hits, reply, timings)
     if out.answer is not None or out.covered is False:
-        recorder.record(out)  # stored for review; a database failure is logged, never raised
+        # stored for review; a database failure is logged, never raised
+        await run_in_threadpool(recorder.record, out)
     return out
 
 
@@ -91,35 +129,99 @@ def ask(body: AskIn, services: ServicesDep, recorder: RecorderDep) -> Any:
         "moments}`), `delta` (answer text as it is written, JSON string), then `done` (the full "
         "/ask response; when the LLM failed its `answer` is null and `note` says so)."
     ),
-    dependencies=[Depends(limit_ask)],
+    response_class=Response,
+    responses={**error_responses(429, 503),
+               200: {"description": "Server-sent events (see above)",
+                     "content": {"text/event-stream": {"schema": SSE_EVENT}}}},
 )
-def ask_stream(body: AskIn, services: ServicesDep, recorder: RecorderDep) -> EventSourceResponse:
-    from app.answerer import Moments
+async def ask_stream(body: AskIn, request: Request, services: ServicesDep,
+                     recorder: RecorderDep) -> EventSourceResponse:
+    await spend_async(request, "ask")
+    ticket = _admit(request)  # a full line answers 503 here, before the stream starts
 
-    def events() -> Iterator[dict[str, str]]:
-        t0 = time.perf_counter()
-        hits, timings = _retrieve(services, body)
-        yield {"event": "segments", "data": json.dumps([h.to_dict() for h in hits])}
-        t1 = time.perf_counter()
-        first: float | None = None
-        for piece in services.answerer.events(body.question, hits):
-            if isinstance(piece, Moments):
-                timings["moments"] = time.perf_counter() - t0
-                yield {"event": "moments", "data": json.dumps({
-                    "covered": piece.covered, "reason": piece.reason,
-                    "moments": [m.to_dict() for m in piece.moments]})}
-            elif isinstance(piece, str):
-                if first is None:
-                    first = time.perf_counter() - t1
-                yield {"event": "delta", "data": json.dumps(piece)}
-            else:
-                _stage_timings(timings, piece)
-                timings["llm_first_token"] = first if first is not None else 0.0
-                timings["llm"] = time.perf_counter() - t1
-                timings["total"] = time.perf_counter() - t0
-                out = _out(services, body, hits, piece, timings)
-                if out.answer is not None or out.covered is False:
-                    recorder.record(out)
-                yield {"event": "done", "data": out.model_dump_json()}
+    async def events() -> AsyncIterator[dict[str, str]]:
+        async with ticket:
+            t0 = time.perf_counter()
+            hits, timings = await run_in_threadpool(_retrieve, services, body)
+            yield {"event": "segments", "data": json.dumps([h.to_dict() for h in hits])}
+            t1 = time.perf_counter()
+            first: float | None = None
+            moments: list[Moment] = []
+            reply: Reply | None = None
+            try:
+                async with contextlib.aclosing(
+                        ticket.run(services.answerer.events(body.question, hits))) as pieces:
+                    async for piece in pieces:
+                        if isinstance(piece, Moments):
+                            moments = piece.moments
+                            timings["moments"] = time.perf_counter() - t0
+                            yield {"event": "moments", "data": json.dumps({
+                                "covered": piece.covered, "reason": piece.reason,
+                                "moments": [m.to_dict() for m in piece.moments]})}
+                        elif isinstance(piece, str):
+                            if first is None:
+                                first = time.perf_counter() - t1
+                            yield {"event": "delta", "data": json.dumps(piece)}
+                        else:
+                            reply = piece
+            except DeadlinePassed:
+                reply = late_reply(body.question, moments, ticket, services)
+            if reply is None:
+                return
+            _stage_timings(timings, reply)
+            timings["llm_first_token"] = first if first is not None else 0.0
+            timings["llm"] = time.perf_counter() - t1
+            timings["total"] = time.perf_counter() - t0
+            out = _out(services, body, hits, reply, timings)
+            if out.answer is not None or out.covered is False:
+                await run_in_threadpool(recorder.record, out)
+            yield {"event": "done", "data": out.model_dump_json()}
 
-    return EventSourceResponse(events())
+    # the background task runs however the stream ends, even if it never started
+    return EventSourceResponse(events(), background=BackgroundTask(ticket.close))
+
+
+def _admit(request: Request) -> Ticket:
+    """A place in the LLM's line, or 503 with Retry-After when it is full."""
+    admission: Admission = request.app.state.admission
+    try:
+        return admission.enter()
+    except Busy as exc:
+        raise HTTPException(
+            503, f"muitas perguntas ao mesmo tempo; tente de novo em {exc.retry_after} s",
+            headers={"Retry-After": str(exc.retry_after)}) from exc
+
+
+async def _answer(ticket: Ticket, services: Services, question: str, hits: list) -> Reply:
+    """The answerer's reply, run on an LLM worker; at the deadline, the moments so far."""
+    moments: list[Moment] = []
+    try:
+        async with contextlib.aclosing(
+                ticket.run(services.answerer.events(question, hits))) as pieces:
+            async for piece in pieces:
+                if isinstance(piece, Moments):
+                    moments = piece.moments
+                elif isinstance(piece, Reply):
+                    return piece
+    except DeadlinePassed:
+        pass
+    return late_reply(question, moments, ticket, services)
+
+
+def late_reply(question: str, moments: Sequence[Moment], ticket: Ticket,
+               services: Services) -> Reply:
+    """What a student gets when the deadline passes: the moments found so far and a line
+    saying the answer took too long (HTTP 200, like any other LLM fault)."""
+    lang = detect_language(question)
+    limit = f"{ticket.admission.deadline:g}"
+    why = (f"a pergunta passou do limite de {limit} s" if lang == "pt"
+           else f"the question went over its {limit} s limit")
+    return Reply(question, lang, services.answerer.strategy, list(moments), None, None,
+                 note=FAILED[lang].format(why=why), error=f"no answer within {limit} s",
+                 reason="deadline")
+
+
+async def _client_gone(request: Request) -> None:
+    """Returns once the client has closed the connection (its body has been read)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        await asyncio.sleep(0.05)

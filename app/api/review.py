@@ -14,19 +14,25 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from app.auth import (
     SESSION_COOKIE,
     DatabaseDep,
     InstructorDep,
-    login,
     logout,
+    throttled_login,
 )
 from app.db import exchange, store
 from app.db.models import MAX_INT
+from app.schemas import NOT_BLANK, ErrorOut, error_responses
 
-router = APIRouter(tags=["review"])
+router = APIRouter(tags=["review"], responses=error_responses(401, 403, 422, 503))
+
+
+class ConflictOut(BaseModel):
+    detail: str
+    current: dict[str, Any] = Field(description="The item as it is now")
 
 AnswerId = Annotated[int, Path(ge=1, le=MAX_INT, description="A stored answer's id")]
 
@@ -36,17 +42,54 @@ class LoginIn(BaseModel):
     password: str = Field(min_length=1, max_length=1024)
 
 
+MAX_IMPORT = 8_000_000
+"""Characters of one import (also bounded in bytes by ``AULA_MAX_IMPORT_BYTES``)."""
+
+
 class AnnotationIn(BaseModel):
-    label: str = Field(description="C, PC or I")
-    comment: str | None = Field(None, description="Required for PC and I")
+    # PC and I need a comment that is not blank: said in the schema so clients know it.
+    model_config = ConfigDict(json_schema_extra={"oneOf": [
+        {"properties": {"label": {"const": "C"}}},
+        {"properties": {"label": {"enum": ["PC", "I"]},
+                        "comment": {"type": "string", "pattern": NOT_BLANK}},
+         "required": ["comment"]},
+    ]})
+
+    label: str = Field(description="C, PC or I", json_schema_extra={"enum": list(store.LABELS)})
+    comment: str | None = Field(None, max_length=store.MAX_COMMENT, validate_default=True,
+                                description="Required for PC and I (not blank)")
     version: int = Field(ge=1, le=MAX_INT,
                          description="The item's version this annotation was made on")
 
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str) -> str:
+        if v not in store.LABELS:
+            raise ValueError(f"unknown label {v!r}; use C, PC or I")
+        return v
+
+    @field_validator("comment")
+    @classmethod
+    def _comment(cls, v: str | None, info: ValidationInfo) -> str | None:
+        label = info.data.get("label")
+        if label in store.COMMENT_REQUIRED and not (v or "").strip():
+            raise ValueError(f"required for {label}: say what is missing or wrong in the answer")
+        return v
+
 
 class ImportIn(BaseModel):
-    text: str = Field(description="A CSV export or Markdown records")
+    text: str = Field(description="A CSV export or Markdown records (not blank)",
+                      max_length=MAX_IMPORT, json_schema_extra={"minLength": 1,
+                                                                "pattern": NOT_BLANK})
     format: Literal["csv", "md"] | None = None
     overwrite: bool = False
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the import is empty")
+        return v
 
 
 def _now() -> datetime:
@@ -56,19 +99,23 @@ def _now() -> datetime:
 # --- login ------------------------------------------------------------------------------------
 
 
-@router.post("/review/login", summary="Instructor login: sets the session cookie")
+@router.post("/review/login", summary="Instructor login: sets the session cookie",
+             responses=error_responses(413, 429))
 def review_login(body: LoginIn, request: Request, db: DatabaseDep) -> Response:
     """JSON only, so a cross-site HTML form cannot post it; the reply carries the CSRF token
     the page sends back in ``X-CSRF-Token`` on every write."""
-    minutes = request.app.state.services.settings.session_minutes
-    got = login(db, body.name, body.password, timedelta(minutes=minutes))
+    settings = request.app.state.services.settings
+    minutes = settings.session_minutes
+    got = throttled_login(request, db, body.name, body.password, timedelta(minutes=minutes))
     if got is None:
         raise HTTPException(401, "nome ou senha incorretos")
     token, csrf, expires = got
     resp = JSONResponse({"name": body.name.strip(), "csrf": csrf,
                          "expires_at": expires.isoformat()})
     resp.set_cookie(SESSION_COOKIE, token, max_age=int(minutes * 60), httponly=True,
-                    samesite="strict", secure=request.url.scheme == "https", path="/")
+                    samesite="strict", path="/",
+                    # behind a TLS proxy the scheme is https only when the proxy is trusted
+                    secure=settings.secure_cookies or request.url.scheme == "https")
     return resp
 
 
@@ -150,7 +197,8 @@ def _filter_from(request: Request) -> store.QueueFilter:
     )
 
 
-@router.get("/api/review/items/{answer_id}", summary="One stored answer with its history")
+@router.get("/api/review/items/{answer_id}", summary="One stored answer with its history",
+            responses=error_responses(404))
 def get_item(answer_id: AnswerId, who: InstructorDep, db: DatabaseDep) -> dict[str, Any]:
     with db.read() as s:
         try:
@@ -164,8 +212,11 @@ def get_item(answer_id: AnswerId, who: InstructorDep, db: DatabaseDep) -> dict[s
 @router.put(
     "/api/review/items/{answer_id}/annotation",
     summary="Set the manual annotation (C, PC, I and a comment) if the version still matches",
-    responses={409: {"description": "Stale version; `current` is the item now"},
-               422: {"description": "Unknown label or missing comment; `field` says which"}},
+    responses={404: error_responses(404)[404], 413: error_responses(413)[413],
+               409: {"model": ConflictOut, "description": "Stale version; `current` is the item "
+                                                          "now"},
+               422: {"model": ErrorOut,
+                     "description": "Unknown label or missing comment; `field` says which"}},
 )
 def annotate(
     answer_id: AnswerId, body: AnnotationIn, who: InstructorDep, db: DatabaseDep
@@ -196,7 +247,14 @@ def item_history(answer_id: AnswerId, who: InstructorDep, db: DatabaseDep) -> li
 # --- export and import ------------------------------------------------------------------------
 
 
-@router.get("/api/review/export", summary="Annotated items as an eval question set or records")
+@router.get(
+    "/api/review/export",
+    summary="Annotated items as an eval question set or records",
+    response_class=Response,
+    responses={200: {"description": "CSV (format=csv) or Markdown records (format=md)",
+                     "content": {"text/csv": {"schema": {"type": "string"}},
+                                 "text/markdown": {"schema": {"type": "string"}}}}},
+)
 def export(
     who: InstructorDep,
     db: DatabaseDep,
@@ -215,7 +273,9 @@ def export(
 @router.post(
     "/api/review/import",
     summary="Import annotations from a CSV export or records: all rows or none",
-    responses={422: {"description": "Bad rows; `errors` names each, nothing changed"}},
+    responses={413: error_responses(413)[413],
+               422: {"model": ErrorOut,
+                     "description": "Bad rows; `errors` names each, nothing changed"}},
 )
 def import_annotations(body: ImportIn, who: InstructorDep, db: DatabaseDep) -> Any:
     fmt = body.format or exchange.guess_format("", body.text)

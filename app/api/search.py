@@ -4,22 +4,37 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Request
 
 from app.deps import RetrieverDep, ServicesDep
-from app.schemas import HealthOut, HitOut, LectureOut, SearchOut
+from app.ratelimit import spend
+from app.schemas import (
+    MAX_LECTURES,
+    NO_NUL,
+    HealthOut,
+    HitOut,
+    LectureId,
+    LectureOut,
+    SearchOut,
+    error_responses,
+)
 
 router = APIRouter(tags=["search"])
 
 
-@router.get("/search", response_model=SearchOut, summary="Retrieve segments for a query")
+@router.get("/search", response_model=SearchOut, summary="Retrieve segments for a query",
+            responses=error_responses(429))
 def search(
+    request: Request,
     retriever: RetrieverDep,
-    q: Annotated[str, Query(min_length=1, max_length=2000, description="The query")],
+    q: Annotated[str, Query(min_length=1, max_length=2000, pattern=NO_NUL,
+                            description="The query (no NUL character)")],
     k: Annotated[int, Query(ge=1, le=50)] = 10,
     mode: Literal["dense", "bm25", "hybrid"] | None = None,
-    lecture: Annotated[list[str] | None, Query(description="Only these lecture ids")] = None,
+    lecture: Annotated[list[LectureId] | None,
+                       Query(max_length=MAX_LECTURES, description="Only these lecture ids")] = None,
 ) -> SearchOut:
+    spend(request, "search")  # per client address, once the query is valid
     res = retriever.search_timed(q, k, mode=mode, lectures=lecture)
     return SearchOut(
         query=q,
@@ -29,7 +44,8 @@ def search(
     )
 
 
-@router.get("/segments/{corpus_id}", response_model=HitOut, summary="One stored segment")
+@router.get("/segments/{corpus_id}", response_model=HitOut, summary="One stored segment",
+            responses=error_responses(404))
 def segment(corpus_id: int, retriever: RetrieverDep) -> HitOut:
     hit = retriever.segment(corpus_id)
     if hit is None:

@@ -60,7 +60,13 @@ def ingest(
         print_json(summary.as_dict())
     else:
         _print_summary(summary)
-    if not summary.lectures and summary.failed:
+    if not summary.lectures:
+        why = (f"{len(summary.failed)} failed" if summary.failed
+               else "no transcript found (.srt, .vtt, .json, .csv, .parquet)")
+        if summary.empty:
+            why += f", {len(summary.empty)} empty"
+        typer.echo(f"erro: no lecture read from {', '.join(map(str, paths))}: {why}; "
+                   "the index was not changed", err=True)
         raise typer.Exit(1)
 
 
@@ -71,6 +77,9 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
     for dup in summary.duplicates:
         echo(f"  {dup['lecture_id']}: lido {dup['read']}; ignorado "
              f"{', '.join(dup['skipped'])} (mesma aula, formato mais pobre)")
+    for rep in summary.repeated:
+        echo(f"  aviso: {rep['lecture_id']} repete {rep['repeats']} "
+             f"({rep['shared']:.0%} das frases): confira se a transcrição é desta aula", err=True)
     for path in summary.empty:
         echo(f"  aviso: {path}: transcrição vazia, ignorada", err=True)
     for fail in summary.failed:

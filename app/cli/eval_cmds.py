@@ -11,6 +11,7 @@ import typer
 
 from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
 from app.config import Settings
+from corpus.errors import InputError
 
 ThresholdsOpt = typer.Option(
     None, "--thresholds", help="JSON file of label thresholds (from `aula fit-labels`)."
@@ -29,7 +30,12 @@ def register(cli: typer.Typer) -> None:
 def _thresholds(path: Path | None):  # type: ignore[no-untyped-def]
     from eval.labels import Thresholds
 
-    return Thresholds.from_json(path.read_text()) if path else Thresholds()
+    if path is None:
+        return Thresholds()
+    try:
+        return Thresholds.from_json(path.read_text())
+    except (ValueError, TypeError) as exc:  # not JSON, or not numbers
+        raise InputError(f"{path}: not a thresholds file from `aula fit-labels`: {exc}") from None
 
 
 class EvalAnswer:
@@ -136,7 +142,7 @@ def report(
     with one_line_errors():
         items = load_items(out)
         if not items:
-            raise ValueError(f"{out}: no evaluated items (run `aula eval` first)")
+            raise InputError(f"{out}: no evaluated items (run `aula eval` first)")
         if thresholds is not None:
             items = relabel(items, _thresholds(thresholds))
         summary = write_reports(items, out, hide_urls=hide_urls)
@@ -181,7 +187,7 @@ def judge(
     with one_line_errors(), ExitStack() as stack:
         qs = load_questions(file)
         if "answer" not in qs or qs["answer"].isna().any():
-            raise ValueError(f"{file}: every row needs an 'answer' for `aula judge`")
+            raise InputError(f"{file}: every row needs an 'answer' for `aula judge`")
         search = None
         if "contexts" not in qs or qs["contexts"].isna().any():
             from app.services import build_retriever
@@ -251,13 +257,15 @@ def fit_labels(
     with one_line_errors():
         if source.is_dir():
             rows = pd.DataFrame(load_items(source))
-        elif source.suffix == ".csv":
-            rows = pd.read_csv(source)
         else:
-            rows = pd.read_json(source, lines=True)
+            try:
+                rows = (pd.read_csv(source) if source.suffix == ".csv"
+                        else pd.read_json(source, lines=True))
+            except ValueError as exc:  # pandas' parser errors
+                raise InputError(f"{source}: cannot be read: {exc}".splitlines()[0]) from None
         for col in ("ar_score", "correctness_score", "manual"):
             if col not in rows:
-                raise ValueError(f"{source}: no column {col!r} (judge the items first)")
+                raise InputError(f"{source}: no column {col!r} (judge the items first)")
         items = judged_items(rows)
         th = fit_thresholds(items)
         cv = cross_validated(items)
@@ -298,9 +306,12 @@ def fit_gate(
     with one_line_errors():
         qs = read_questions(questions, split)
         if not qs:
-            raise ValueError(f"{questions}: no question in split {split!r}")
+            raise InputError(f"{questions}: no question in split {split!r}")
         if samples_file is not None and samples_file.exists():
-            rows = [json.loads(x) for x in samples_file.read_text().splitlines() if x.strip()]
+            try:
+                rows = [json.loads(x) for x in samples_file.read_text().splitlines() if x.strip()]
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{samples_file}: not JSON lines: {exc}") from None
             model = str(rows[0].pop("model", "")) if rows else ""
             samples = [GateSample(**{k: v for k, v in r.items() if k != "model"}) for r in rows]
         else:
@@ -358,7 +369,7 @@ def fit_fusion(
     with one_line_errors():
         qs = [q for path in questions for q in read_gold(path, split=split)]
         if not qs:
-            raise ValueError(f"{questions[0]}: no answerable question with a gold span"
+            raise InputError(f"{questions[0]}: no answerable question with a gold span"
                              + (f" in split {split!r}" if split else ""))
         retriever, _ = build_retriever(s)
         fusion = fit_on(retriever, qs, fitted_on=", ".join(p.name for p in questions)

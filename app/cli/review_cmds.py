@@ -13,6 +13,7 @@ import typer
 
 from app.cli.common import JsonOpt, one_line_errors, print_json
 from app.config import get_settings
+from corpus.errors import InputError
 
 users = typer.Typer(help="Contas de instrutor (alunos perguntam sem conta).",
                     no_args_is_help=True)
@@ -37,7 +38,7 @@ def database() -> Iterator[object]:
             try:
                 db.ensure_ready()
             except DatabaseUnavailable as exc:
-                raise ValueError(str(exc)) from None
+                raise DatabaseUnavailable(str(exc)) from None
             yield db
         finally:
             db.close()
@@ -61,8 +62,12 @@ def users_add(
         password = typer.prompt("Senha", hide_input=True, confirmation_prompt=True)
     with database() as db:
         with one_line_errors():
+            try:
+                hashed = hash_password(password)
+            except ValueError as exc:  # the password rule
+                raise InputError(str(exc)) from None
             with db.write() as s:  # type: ignore[attr-defined]
-                user = store.add_user(s, name.strip(), role, hash_password(password), now())
+                user = store.add_user(s, name.strip(), role, hashed, now())
     if json_out:
         print_json({"name": user.name, "role": user.role})
     else:
@@ -70,16 +75,82 @@ def users_add(
 
 
 @users.command("token")
-def users_token(name: str = typer.Argument(...), json_out: bool = JsonOpt) -> None:
-    """Print a new API token for NAME (shown once): send it as `Authorization: Bearer ...`."""
-    from app.auth import issue_token
+def users_token(
+    name: str = typer.Argument(...),
+    days: float | None = typer.Option(None, "--days", min=0.001,
+                                      help="Lifetime in days (default: AULA_TOKEN_DAYS, 90)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Print a new API token for NAME (shown once): send it as `Authorization: Bearer ...`.
+    It is refused after its lifetime; `aula users revoke` ends it sooner."""
+    from datetime import timedelta
 
+    from app.auth import issue_token, now
+
+    expires = now() + timedelta(days=days or get_settings().token_days)
     with database() as db, one_line_errors():
-        token = issue_token(db, name)  # type: ignore[arg-type]
+        token = issue_token(db, name, expires)  # type: ignore[arg-type]
     if json_out:
-        print_json({"name": name, "token": token})
+        print_json({"name": name, "token": token, "expires_at": expires.isoformat()})
     else:
         typer.echo(token)
+        typer.echo(f"vale até {expires:%Y-%m-%d %H:%M} UTC", err=True)
+
+
+@users.command("revoke")
+def users_revoke(
+    name: str = typer.Argument(...),
+    token_stdin: bool = typer.Option(False, "--token-stdin",
+                                     help="Revoke only the token read from standard input."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Revoke NAME's API tokens and end their login sessions (or only one token)."""
+    from app.auth import revoke
+
+    token = sys.stdin.readline().strip() if token_stdin else None
+    with database() as db, one_line_errors():
+        tokens, sessions = revoke(db, name, token)  # type: ignore[arg-type]
+        if token is not None and not tokens:
+            raise InputError(f"token: not a live token of {name!r}")
+    if json_out:
+        print_json({"name": name, "tokens": tokens, "sessions": sessions})
+    else:
+        typer.echo(f"{tokens} tokens revogados, {sessions} sessões encerradas ({name})")
+
+
+@users.command("remove")
+def users_remove(name: str = typer.Argument(...), json_out: bool = JsonOpt) -> None:
+    """Delete the account NAME with its sessions and tokens (annotations keep the name)."""
+    from app.auth import remove_user
+
+    with database() as db, one_line_errors():
+        remove_user(db, name)  # type: ignore[arg-type]
+    if json_out:
+        print_json({"name": name, "removed": True})
+    else:
+        typer.echo(f"usuário {name} removido")
+
+
+@users.command("password")
+def users_password(
+    name: str = typer.Argument(...),
+    password_stdin: bool = typer.Option(False, "--password-stdin",
+                                        help="Read the new password from standard input."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Change NAME's password; every login session of NAME ends (API tokens stay)."""
+    from app.auth import change_password
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("Nova senha", hide_input=True, confirmation_prompt=True)
+    with database() as db, one_line_errors():
+        sessions = change_password(db, name, password)  # type: ignore[arg-type]
+    if json_out:
+        print_json({"name": name, "sessions": sessions})
+    else:
+        typer.echo(f"senha de {name} trocada, {sessions} sessões encerradas")
 
 
 @users.command("list")
@@ -139,11 +210,11 @@ def review_import(
         text = file.read_text(encoding="utf-8")
         kind = fmt or exchange.guess_format(file.name, text)
         if kind not in ("csv", "md"):
-            raise ValueError(f"--format: {kind!r}; use csv or md")
+            raise InputError(f"--format: {kind!r}; use csv or md")
         try:
             rows = exchange.parse_import(text, kind)  # type: ignore[arg-type]
         except exchange.ImportFormatError as exc:
-            raise ValueError(f"{file}: {exc}") from None
+            raise exchange.ImportFormatError(f"{file}: {exc}") from None
     with database() as db, one_line_errors():
         with db.write() as s:  # type: ignore[attr-defined]
             res = store.import_annotations(s, rows, user=user, now=datetime.now(UTC),

@@ -30,7 +30,10 @@ def serve(
     s = settings_for(index)
     with one_line_errors():
         s.index_dir  # noqa: B018 - settings validated before the server starts
-        uvicorn.run(create_app(s), host=host, port=port, log_level="info")
+        from app.ratelimit import server_options
+
+        uvicorn.run(create_app(s), host=host, port=port, log_level="info",
+                    **server_options(s))  # X-Forwarded-For only from AULA_TRUSTED_PROXIES
 
 
 def ask(

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from app.db.store import ImportRow
+from corpus.errors import InputError
 from corpus.models import Hit
 from eval.questions import from_spreadsheet_text, spreadsheet_text
 from eval.record import Record as ReportRecord
@@ -40,7 +41,7 @@ _ID = ("id", "qid", "question_id")
 _LABEL = ("manual", "label", "annotation", "manual_label")
 
 
-class ImportFormatError(ValueError):
+class ImportFormatError(InputError):
     """The import file cannot be read at all (not a bad row: a bad file)."""
 
 
@@ -90,11 +91,14 @@ def to_record(it: dict[str, Any]) -> ReportRecord:
         ar=it.get("ar"),
         automated=it.get("automated"),
         reasoning=it.get("reasoning"),
+        comment=(it.get("comment") or "") if it.get("manual") else None,
+        version=it.get("version") if it.get("manual") else None,
     )
 
 
 def to_records(items: Sequence[dict[str, Any]], *, hide_urls: bool = False) -> str:
-    """The items as Markdown records in the reference report's shape."""
+    """The items as Markdown records in the reference report's shape; an annotated item also
+    carries its comment and version, so importing the export back changes nothing."""
     return render_records([to_record(it) for it in items], hide_urls=hide_urls)
 
 
@@ -157,16 +161,19 @@ def parse_csv(text: str) -> list[ImportRow]:
 
 
 def parse_md(text: str) -> list[ImportRow]:
-    """The manual labels of report records (``**Anotação manual**``). Records carry no comment
-    and no version, so a comment is not required and an existing annotation is only replaced
-    when the import is told to overwrite."""
+    """The manual labels of report records (``**Anotação manual**``), with the comment and
+    version when the record has them (an export does). A record without a comment field (the
+    reference report's shape) keeps the stored comment; one without a version replaces an
+    existing annotation only when the import is told to overwrite. A comment is not required:
+    the file may predate the rule."""
     try:
         records = parse_records(text)
     except RecordParseError as exc:
         raise ImportFormatError(str(exc)) from None
     return [
         ImportRow(where=f"record {n} (Pergunta {r.qid})", answer_id=r.qid, label=r.manual,
-                  needs_comment=False)
+                  comment=r.comment, version=r.version, needs_comment=False,
+                  keep_comment=r.comment is None)
         for n, r in enumerate(records, start=1)
         if r.manual
     ]

@@ -78,7 +78,8 @@ class WebSession(Base):
 
 
 class ApiToken(Base):
-    """A bearer token for scripts; stored as its SHA-256, shown once when created."""
+    """A bearer token for scripts; stored as its SHA-256, shown once when created, refused
+    after ``expires_at`` (a token without one, from before expiry existed, is refused too)."""
 
     __tablename__ = "api_tokens"
 
@@ -86,6 +87,7 @@ class ApiToken(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class StoredAnswer(Base):
@@ -143,3 +145,14 @@ class AnnotationChange(Base):
     old_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
     new_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
     source: Mapped[str] = mapped_column(String(32))
+
+
+class RateBucket(Base):
+    """A client's token bucket for one rate limit, shared by every server process
+    (``app.ratelimit.DatabaseLimiter``); a bucket that has refilled is deleted."""
+
+    __tablename__ = "rate_limits"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)  # "<limit>:<client>"
+    tokens: Mapped[float] = mapped_column(Float)
+    updated: Mapped[float] = mapped_column(Float)  # seconds since the epoch, any process's clock

@@ -25,6 +25,7 @@ from app.db.models import (
     User,
     WebSession,
 )
+from corpus.errors import InputError
 
 LABELS = ("C", "PC", "I")
 COMMENT_REQUIRED = ("PC", "I")
@@ -36,7 +37,7 @@ class NotFound(LookupError):
     """No stored answer has that id."""
 
 
-class InvalidAnnotation(ValueError):
+class InvalidAnnotation(InputError):
     """A label or comment that cannot be stored; ``field`` names which."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -55,7 +56,7 @@ class Conflict(Exception):
         self.current = current
 
 
-class ImportRejected(ValueError):
+class ImportRejected(InputError):
     """An import with bad rows; nothing was stored. ``errors`` has one line per bad row."""
 
     def __init__(self, errors: list[str]) -> None:
@@ -64,7 +65,7 @@ class ImportRejected(ValueError):
         self.errors = errors
 
 
-class UserExists(ValueError):
+class UserExists(InputError):
     pass
 
 
@@ -376,6 +377,8 @@ class ImportRow:
     comment: str | None = None
     version: int | None = None
     needs_comment: bool = True
+    keep_comment: bool = False
+    """The file carries no comments (report records): the stored comment stays."""
 
 
 @dataclass(frozen=True)
@@ -422,6 +425,8 @@ def import_annotations(
         if row is None:
             errors.append(f"{r.where}: id: no stored answer with id {r.answer_id!r}")
             continue
+        if r.keep_comment:
+            comment = row.comment
         if row.id in seen:
             errors.append(f"{r.where}: id: {row.id} appears again (first in {seen[row.id]})")
             continue
@@ -472,7 +477,7 @@ def _info(u: User) -> UserInfo:
 
 def add_user(s: Session, name: str, role: str, password_hash: str, now: datetime) -> UserInfo:
     if role not in ROLES:
-        raise ValueError(f"role: unknown role {role!r}; use {', '.join(ROLES)}")
+        raise InputError(f"role: unknown role {role!r}; use {', '.join(ROLES)}")
     if s.scalar(select(User).where(User.name == name)) is not None:
         raise UserExists(f"user {name!r} already exists")
     u = User(name=name, role=role, password_hash=password_hash, created_at=now)
@@ -521,14 +526,40 @@ def end_session(s: Session, token_hash: str) -> None:
     s.execute(delete(WebSession).where(WebSession.token_hash == token_hash))
 
 
-def add_token(s: Session, user_id: int, token_hash: str, now: datetime) -> None:
-    s.add(ApiToken(token_hash=token_hash, user_id=user_id, created_at=now))
+def add_token(
+    s: Session, user_id: int, token_hash: str, now: datetime, expires: datetime
+) -> None:
+    """Store an API token that is refused from ``expires`` on; expired ones are dropped here."""
+    s.execute(delete(ApiToken).where(ApiToken.expires_at <= now))
+    s.add(ApiToken(token_hash=token_hash, user_id=user_id, created_at=now, expires_at=expires))
     s.flush()
 
 
-def token_user(s: Session, token_hash: str) -> UserInfo | None:
+def token_user(s: Session, token_hash: str, now: datetime) -> UserInfo | None:
+    """The user of a live API token; None if unknown, revoked or expired."""
     u = s.scalar(
         select(User).join(ApiToken, ApiToken.user_id == User.id)
-        .where(ApiToken.token_hash == token_hash)
+        .where(ApiToken.token_hash == token_hash, ApiToken.expires_at > now)
     )
     return None if u is None else _info(u)
+
+
+def revoke_tokens(s: Session, user_id: int, token_hash: str | None = None) -> int:
+    """Delete the user's API tokens (only ``token_hash`` when given); returns how many."""
+    q = delete(ApiToken).where(ApiToken.user_id == user_id)
+    if token_hash is not None:
+        q = q.where(ApiToken.token_hash == token_hash)
+    return int(s.execute(q).rowcount)  # type: ignore[attr-defined]
+
+
+def end_sessions(s: Session, user_id: int) -> int:
+    """Log the user out everywhere; returns how many sessions ended."""
+    res = s.execute(delete(WebSession).where(WebSession.user_id == user_id))
+    return int(res.rowcount)  # type: ignore[attr-defined]
+
+
+def remove_user(s: Session, user_id: int) -> None:
+    """Delete the account with its sessions and tokens (annotations keep the name)."""
+    s.execute(delete(ApiToken).where(ApiToken.user_id == user_id))
+    s.execute(delete(WebSession).where(WebSession.user_id == user_id))
+    s.execute(delete(User).where(User.id == user_id))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from corpus.errors import InputError
 from corpus.models import Cue
 
 
-class TranscriptError(ValueError):
+class TranscriptError(InputError):
     """A transcript that cannot be read, naming the file and the line or JSON entry at fault.
 
     ``str()`` is one line, e.g. ``lectures/a.srt: line 14: bad timestamp '00:01:xx,000'``.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +13,17 @@ from app.config import Settings
 from app.main import create_app
 from tests.app.fake_llm import FakeLLMServer
 from tests.servers import ServedApp
+
+
+def wait_for(page, expression: str, arg: object = None, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def]
+    """Like ``page.wait_for_function``, which evaluates its predicate with ``eval`` inside the
+    page, which the pages' Content-Security-Policy (no 'unsafe-eval') refuses; this polls
+    through the debugging protocol instead, which the policy does not cover."""
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(expression, arg):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {timeout / 1000:.0f} s for {expression}")
+        time.sleep(0.05)
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = [
@@ -85,7 +97,7 @@ def test_empty_question_is_refused_on_the_page(site: str, browser) -> None:  # t
     page.goto(site + "/")
     page.fill("#question", "   ")
     page.click("#ask-button")
-    page.wait_for_function("document.getElementById('status').textContent.length > 0")
+    wait_for(page, "document.getElementById('status').textContent.length > 0")
     assert "pergunta" in page.inner_text("#status").lower()
     page.close()
 
@@ -154,7 +166,7 @@ def test_bad_video_links_never_break_the_answer_or_reach_href(site: str, browser
     page.goto(site + "/")
     page.fill("#question", "O que a função ReLU faz?")
     page.click("#ask-button")
-    page.wait_for_function("!document.getElementById('ask-button').disabled")
+    wait_for(page, "!document.getElementById('ask-button').disabled")
     assert "Não foi possível" not in page.inner_text("#status")
     assert "máximo" in page.inner_text("#answer")
     assert page.locator("#citations li").count() == 2

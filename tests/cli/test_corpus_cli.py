@@ -100,3 +100,18 @@ def test_missing_index_is_one_clear_line(tmp_path: Path) -> None:
     assert res.returncode == 1
     assert res.stderr.strip().count("\n") == 0
     assert "aula ingest" in res.stderr
+
+
+def test_a_transcript_filed_under_two_lectures_is_reported(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLES / "derivadas", src / "derivadas")
+    (src / "integrais").mkdir()  # the derivatives transcript, filed under another lecture
+    shutil.copy(SAMPLES / "derivadas" / "derivadas.srt", src / "integrais" / "integrais.srt")
+    index = tmp_path / "index"
+    res = run("ingest", str(src), "--json", index=index)
+    assert res.returncode == 0, res.stderr
+    [rep] = json.loads(res.stdout)["repeated"]
+    assert {rep["lecture_id"], rep["repeats"]} == {"derivadas", "integrais"}
+    assert rep["shared"] == 1.0
+    res = run("ingest", str(SAMPLES / "redes-neurais"), index=index)
+    assert res.returncode == 0 and "repete" not in res.stderr  # other lectures: no warning

@@ -233,3 +233,21 @@ def test_real_karpathy_folder_prefers_whisper_json() -> None:
     assert len(found.lectures) == 9 and not found.failed
     assert {f.fmt for f in found.lectures} == {"whisper_json"}
     assert all(len(f.skipped) == 1 and f.skipped[0].suffix == ".srt" for f in found.lectures)
+
+
+def test_linked_lecture_folders_are_followed_once_and_loops_end(tmp_path: Path) -> None:
+    """Lecture folders that are symbolic links (into a shared disk) are read like folders; a
+    link back to an ancestor and a second link to the same folder read nothing twice."""
+    disk = tmp_path / "disk"
+    put(disk, "aula-1/aula-1.srt", SRT)
+    put(disk, "aula-2/aula-2.srt", SRT)
+    course = tmp_path / "curso"
+    course.mkdir()
+    (course / "aula-1").symlink_to(disk / "aula-1", target_is_directory=True)
+    (course / "aula-2").symlink_to(disk / "aula-2", target_is_directory=True)
+    (course / "de-novo").symlink_to(disk / "aula-1", target_is_directory=True)
+    (disk / "aula-2" / "volta").symlink_to(course, target_is_directory=True)  # a loop
+    found = discover([course])
+    assert sorted(f.meta.lecture_id for f in found.lectures) == ["aula-1", "aula-2"]
+    assert found.failed == []
+    assert load(found.lectures[0]) == [Cue(1.0, 2.0, "olá")]

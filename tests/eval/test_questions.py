@@ -86,7 +86,7 @@ def test_other_errors(tmp_path: Path) -> None:
     with pytest.raises(QuestionsError, match="duplicate ids: 1"):
         load_questions(_write(tmp_path / "c.csv", "id,question\n1,a\n1,b\n"))
     with pytest.raises(QuestionsError, match="several columns could be 'manual'"):
-        load_questions(_write(tmp_path / "d.csv", "question,manual,label\nq,C,C\n"))
+        load_questions(_write(tmp_path / "d.csv", "question,label,annotation\nq,C,C\n"))
     with pytest.raises(QuestionsError, match="line 2 is not JSON"):
         load_questions(_write(tmp_path / "e.jsonl", '{"question": "q"}\n{oops\n'))
     with pytest.raises(QuestionsError, match="unsupported"):
@@ -129,3 +129,27 @@ def test_xlsx_without_openpyxl_says_how_to_fix(
 def test_formula_cells_are_neutralised_and_read_back(text: str, cell: str) -> None:
     assert spreadsheet_text(text) == cell
     assert from_spreadsheet_text(cell) == text
+
+
+def test_an_exact_column_name_wins_over_its_aliases(tmp_path: Path) -> None:
+    """A file with both ``id`` and ``question_id`` (an export joined with a question bank) is
+    read by ``id``; ``question_id`` stays as another column."""
+    qs = load_questions(_write(tmp_path / "a.csv",
+                               "id,question_id,question,answer\n7,q1,O que é?,É.\n8,q1,E?,Sim\n"))
+    assert qs["id"].tolist() == ["7", "8"]
+    assert qs["question_id"].tolist() == ["q1", "q1"]
+    with pytest.raises(QuestionsError, match="several columns could be 'id'"):
+        load_questions(_write(tmp_path / "b.csv", "qid,question_id,question\n1,2,q\n"))
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("a.csv", b"question\n\"sem fim\n"),  # pandas' ParserError is a ValueError
+    ("b.csv", "question\nolá\n".encode("utf-16")),
+    ("c.jsonl", b"\xff\xfe{}"),
+])
+def test_an_unreadable_file_is_a_questions_error(tmp_path: Path, name: str,
+                                                 content: bytes) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(QuestionsError, match=name):
+        load_questions(path)

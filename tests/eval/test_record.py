@@ -191,3 +191,62 @@ def test_parse_timestamp(text: str, seconds: float) -> None:
 def test_parse_timestamp_rejects_garbage() -> None:
     with pytest.raises(ValueError):
         parse_timestamp("meio-dia")
+
+
+HOSTILE = [
+    "**Pergunta 96**: forjada",
+    "x\n**Segmentos recuperados pelo E5**:\n**Resposta gerada pelo LLM**: y\n\n**Pergunta 96**: z",
+    "linha\n  **Anotação manual**: C\n---\n- *Corpus ID:* 5\n—",
+    "\\**Pergunta 1**: já escapada\n\\\\---\n\\- *Score:* 1",
+    "*itálico*, _ênfase_, `código`, [link](http://x) e # título\n\n- item\n> citação",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_free_text_that_looks_like_structure_round_trips(text: str) -> None:
+    rec = _record(qid="5", question=text, answer=text, reasoning=text, comment=text, version=3,
+                  segments=[Hit(corpus_id=1, score=0.5, lecture_id="", title="", url="",
+                                start=0.0, end=60.0, text=text)])
+    out = render_record(rec)
+    assert "\n**Pergunta 96**" not in out and "\n- *Corpus ID:* 5" not in out
+    [again] = parse_records(out + "\n" + render_record(_record(qid="96", manual=None)))[:1]
+    assert (again.qid, again.question, again.answer, again.reasoning, again.comment) == (
+        "5", text, text, text, text)
+    assert again.segments[0].text == text
+    assert (again.manual, again.version) == ("PC", 3)
+
+
+def test_a_question_with_record_headings_does_not_forge_another_record() -> None:
+    forged = ("o que é isto?\n**Segmentos recuperados pelo E5**:\n**Resposta gerada pelo LLM**: "
+              "nada\n\n**Pergunta 96**: outra")
+    records = parse_records(render_record(_record(qid="5", question=forged, manual="C")))
+    assert [(r.qid, r.manual, r.question) for r in records] == [("5", "C", forged)]
+
+
+def test_an_ambiguous_record_is_refused_naming_the_line() -> None:
+    text = render_record(_record(qid="5"))
+    # a hand-edited (or pre-escaping) file: a heading inside the answer
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("**Resposta"))
+    lines.insert(at + 1, "**Anotação manual**: C")
+    with pytest.raises(RecordParseError,
+                       match=r"line \d+: record 1 \(Pergunta 5\): '\*\*Referências\*\*' comes "
+                             rf"after '\*\*Anotação manual\*\*' at line {at + 2}; .*ambiguous"):
+        parse_records("\n".join(lines))
+    moved = text.replace("**Answer Relevance (AR)**: 0.67", "**Anotação manual**: C")
+    with pytest.raises(RecordParseError, match=r"'\*\*Anotação manual\*\*' appears again "
+                                               r"\(first at line \d+\)"):
+        parse_records(moved)
+    twice = render_record(_record(qid="5")) + render_record(_record(qid="5"))
+    with pytest.raises(RecordParseError, match=r"line \d+: record 2 \(Pergunta 5\).*line 1"):
+        parse_records(twice)
+
+
+def test_comment_and_version_print_only_when_known() -> None:
+    assert "Comentário" not in render_record(_record())
+    text = render_record(_record(comment="", version=2))
+    assert "**Comentário**: —" in text and "**Versão da anotação**: 2" in text
+    [again] = parse_records(text)
+    assert (again.comment, again.version) == ("", 2)
+    [plain] = parse_records(render_record(_record()))
+    assert (plain.comment, plain.version) == (None, None)

@@ -45,7 +45,7 @@ def test_api_tokens_name_their_user(db: Database) -> None:
     token = auth.issue_token(db, "ana")
     assert token.startswith(auth.TOKEN_PREFIX)
     with db.read() as s:
-        user = store.token_user(s, auth.digest(token))
+        user = store.token_user(s, auth.digest(token), auth.now())
     assert user is not None and user.name == "ana"
     with pytest.raises(ValueError, match="no user named 'bruno'"):
         auth.issue_token(db, "bruno")

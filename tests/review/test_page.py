@@ -16,7 +16,7 @@ import pytest
 
 from app.auth import now as store_now
 from app.db import store
-from tests.app.test_page import CHROMIUM, FLAGS
+from tests.app.test_page import CHROMIUM, FLAGS, wait_for
 from tests.eval.test_run_cli import aula
 from tests.review.conftest import PASSWORD, QUESTIONS, Site, add_instructor, answer_body
 
@@ -57,7 +57,7 @@ def login(page, site: Site, name: str = "ana") -> None:  # type: ignore[no-untyp
 
 
 def saved(page, label: str) -> None:  # type: ignore[no-untyped-def]
-    page.wait_for_function(
+    wait_for(page,
         "(l) => document.getElementById('save-status').textContent.startsWith('Salvo: ' + l)",
         arg=label, timeout=15_000)
 
@@ -73,25 +73,25 @@ def test_instructor_annotates_three_by_keyboard_and_the_export_runs_through_eval
     assert page.inner_text("#question") == QUESTIONS[0]
     href = page.locator("#segments a.video").first.get_attribute("href") or ""
     assert "t=" in href
-    page.wait_for_function("document.getElementById('auto-label').textContent !== '—'",
+    wait_for(page, "document.getElementById('auto-label').textContent !== '—'",
                            timeout=30_000)  # the background judge's label arrives
     page.keyboard.press("1")
     saved(page, "C")
     page.keyboard.press("j")
-    page.wait_for_function(f"document.getElementById('question').textContent === {QUESTIONS[1]!r}")
+    wait_for(page, f"document.getElementById('question').textContent === {QUESTIONS[1]!r}")
     page.keyboard.press("2")
     assert page.evaluate("document.activeElement.id") == "comment"  # PC needs a comment
     page.keyboard.type("falta dizer o resultado, 2x")
     page.keyboard.press("Enter")
     saved(page, "PC")
     page.keyboard.press("j")
-    page.wait_for_function(f"document.getElementById('question').textContent === {QUESTIONS[2]!r}")
+    wait_for(page, f"document.getElementById('question').textContent === {QUESTIONS[2]!r}")
     page.keyboard.press("3")
     page.keyboard.type("confunde com o momento")
     page.keyboard.press("Enter")
     saved(page, "I")
     page.keyboard.press("k")  # back to the second: its saved label is shown
-    page.wait_for_function(f"document.getElementById('question').textContent === {QUESTIONS[1]!r}")
+    wait_for(page, f"document.getElementById('question').textContent === {QUESTIONS[1]!r}")
     assert page.locator('#labels button[aria-pressed="true"]').inner_text().startswith("PC")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
@@ -132,7 +132,7 @@ def test_a_stale_save_shows_the_conflict_and_can_be_resaved(
         login(page, site, name)
         page.uncheck("#f-unreviewed")
         page.click("#apply-filters")
-        page.wait_for_function(
+        wait_for(page,
             f"document.getElementById('item-id').textContent === '{asked[0]}'")
     a.keyboard.press("3")
     a.keyboard.type("errada")
@@ -177,7 +177,7 @@ def test_a_student_gets_no_review_page_and_no_api(site: Site, asked: list[int], 
     page.fill("#name", "ana")
     page.fill("#password", "errada")
     page.click("#login-button")
-    page.wait_for_function("document.getElementById('login-status').textContent.includes('incorretos')")
+    wait_for(page, "document.getElementById('login-status').textContent.includes('incorretos')")
     ctx.close()
 
 
@@ -205,11 +205,11 @@ def test_a_bad_video_link_never_mixes_one_item_with_another(site: Site, browser)
     page.uncheck("#f-unreviewed")
     page.select_option("#f-lecture", lecture)
     page.click("#apply-filters")
-    page.wait_for_function(f"document.getElementById('item-id').textContent === '{before}'")
+    wait_for(page, f"document.getElementById('item-id').textContent === '{before}'")
     assert page.input_value("#comment") == "anotação do vizinho"
     for answer_id, question in zip(bad, BAD_LINKS, strict=True):
         page.keyboard.press("j")
-        page.wait_for_function(f"document.getElementById('item-id').textContent === '{answer_id}'")
+        wait_for(page, f"document.getElementById('item-id').textContent === '{answer_id}'")
         # everything on screen is this item's: its question, its segments, its annotation
         assert page.inner_text("#question") == question
         assert question in page.inner_text("#segments")
