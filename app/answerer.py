@@ -25,7 +25,7 @@ import re
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.answer import (
@@ -349,9 +349,10 @@ class Answerer:
         timings["generate"] = time.perf_counter() - t0
         timings["first_token"] = first or 0.0
         as_hits = [p.as_hit() for p in chosen]
-        # The answer's link opens where the supporting sentence starts.
-        cite_hits = [Hit(h.corpus_id, h.score, h.lecture_id, h.title, h.url, p.answer_start,
-                         p.end, h.text) for h, p in zip(as_hits, chosen, strict=True)]
+        # A citation names the passage the generator read; its link opens where the
+        # supporting sentence starts.
+        cite_hits = [replace(h, answer_start=p.answer_start)
+                     for h, p in zip(as_hits, chosen, strict=True)]
         raw = "".join(parts).strip()
         text, citations = cite(raw, cite_hits, self.embed)
         if not cited_numbers(text) and len(chosen) == 1:

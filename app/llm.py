@@ -86,14 +86,15 @@ def _brief(exc: Exception) -> str:
 
 
 def _describe(exc: Exception) -> str:
-    if isinstance(exc, openai.APITimeoutError):
-        return "timed out"
+    """``_brief`` with the detail the logs keep (the server's message, the network cause)."""
+    brief = _brief(exc)
     if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}: {exc.message}"
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        return f"cannot connect ({cause})" if cause else "cannot connect"
-    return f"{type(exc).__name__}: {exc}"
+        return f"{brief}: {exc.message}"
+    if isinstance(exc, openai.APIConnectionError) and exc.__cause__:
+        return f"{brief} ({exc.__cause__})"
+    if not isinstance(exc, openai.APIError):
+        return f"{brief}: {exc}"
+    return brief
 
 
 class LLMClient:

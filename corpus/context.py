@@ -210,11 +210,21 @@ came from the top 3 windows, 17 ranked by sentence similarity alone, 20 with thi
 def rank_passages(passages: Sequence[Passage], window_weight: float = WINDOW_WEIGHT
                   ) -> list[Passage]:
     """Passages best first by ``similarity + window_weight * window score``; a passage that
-    overlaps a better one of the same lecture (windows overlap) is left out."""
+    overlaps a better one of the same lecture (windows overlap), or repeats a better one's words
+    in another lecture (a transcript uploaded twice), is left out."""
     ranked = sorted(passages, key=lambda p: -(p.similarity + window_weight * p.hit.score))
-    chosen: list[Passage] = []
+    chosen: list[tuple[Passage, set[str]]] = []
     for p in ranked:
-        if not any(c.hit.lecture_id == p.hit.lecture_id and p.start < c.end and p.end > c.start
-                   for c in chosen):
-            chosen.append(p)
-    return chosen
+        words = set(re.findall(r"\w+", p.text.lower()))
+        if not any((c.hit.lecture_id == p.hit.lecture_id and p.start < c.end and p.end > c.start)
+                   or _same_words(words, w) for c, w in chosen):
+            chosen.append((p, words))
+    return [p for p, _ in chosen]
+
+
+REPEAT_JACCARD = 0.8
+"""Two passages whose word sets overlap this much (Jaccard) say the same thing."""
+
+
+def _same_words(a: set[str], b: set[str]) -> bool:
+    return bool(a and b) and len(a & b) / len(a | b) >= REPEAT_JACCARD

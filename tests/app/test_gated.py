@@ -88,8 +88,9 @@ def test_moment_link_opens_where_the_answering_sentence_starts(service: str) -> 
     assert m["start"] <= m["answer_start"] <= m["end"]
     assert "relu" in m["snippet"].lower()
     assert m["url"].endswith(f"t={int(m['answer_start'])}")
-    cite = body["citations"][0]
-    assert cite["start"] == pytest.approx(m["answer_start"])
+    cite = body["citations"][0]  # names the passage read, opens at the answering sentence
+    assert (cite["start"], cite["end"]) == pytest.approx((m["start"], m["end"]))
+    assert cite["url"].endswith(f"t={int(m['answer_start'])}")
 
 
 def test_unsupported_sentences_are_marked_and_lower_the_confidence(service: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from corpus.context import fit_texts, focus, numbered, share
+from corpus.context import fit_texts, focus, numbered, rank_passages, share
 from corpus.models import Cue, Hit
 
 
@@ -59,3 +59,13 @@ def test_focus_trims_a_window_to_the_sentences_that_answer() -> None:
 def test_focus_without_cues_splits_the_window_text() -> None:
     [p] = focus("o que a relu faz?", [HIT], lambda h: [], keyword_embed, chars=80, group=1)
     assert "ReLU" in p.text and HIT.start <= p.answer_start < HIT.end
+
+
+def test_a_passage_repeated_in_another_lecture_leaves_its_slot_to_a_new_one() -> None:
+    copy = Hit(9, 0.85, "aula1-copia", "Aula 1 (cópia)", "https://youtu.be/y", 100, 160, HIT.text)
+    other = Hit(8, 0.7, "aula2", "Aula 2", "https://youtu.be/z", 0, 60,
+                "A sigmoide satura e o gradiente some nas camadas profundas.")
+    passages = focus("o que a relu faz?", [HIT, copy, other], lambda h: CUES
+                     if h.lecture_id != "aula2" else [], keyword_embed, chars=90, group=2)
+    ranked = rank_passages(passages)
+    assert [p.hit.lecture_id for p in ranked] == ["aula1", "aula2"]
