@@ -169,12 +169,14 @@ def _f(x: Any) -> str:
 
 
 def judge(
-    file: Path = typer.Argument(..., help="CSV or JSONL: question, answer, [label], [contexts]."),
+    file: Path = typer.Argument(
+        ..., help="CSV or JSONL with question and answer columns; optional: label (C/PC/I, "
+        "for agreement), contexts, id."),
     index: Path | None = IndexOpt,
     k: int = typer.Option(10, "-k", help="Segments retrieved where a row has no contexts."),
-    samples: int = typer.Option(1, "--samples"),
+    samples: int = typer.Option(1, "--samples", help="Judge samples per item (median)."),
     thresholds: Path | None = ThresholdsOpt,
-    concurrency: int = typer.Option(1, "--concurrency"),
+    concurrency: int = typer.Option(1, "--concurrency", help="Items judged at once."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Judge given answers: per-item AR, correctness and automated label, plus agreement
