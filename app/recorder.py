@@ -1,5 +1,6 @@
 """Keeps every answered question in the database and, when a judge is configured, judges it in
-the background (AR with chain-of-thought, the study's AR-only C/PC/I label).
+the background with the batch evaluation's own pipeline (``app.judging``: AR with chain of
+thought, claim-by-claim correctness, the C/PC/I label under the configured thresholds).
 
 Neither may break or slow answering: a failed write is logged and the answer still goes out,
 and judging runs on one worker thread behind a bounded queue (when full, new answers stay
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -20,62 +21,42 @@ from fastapi import Depends, Request
 from app.config import Settings
 from app.db import store
 from app.db.session import Database
+from eval.run import Pipeline
 
 log = logging.getLogger(__name__)
-ChatFn = Callable[[list[dict[str, str]]], str]
-JUDGE_MAX_TOKENS = 400
 
 
-def judge_client(settings: Settings, answer_llm: Any) -> Any:
-    """The judge's own endpoint when set, else the answerer's client (or None)."""
-    if settings.judge_base_url:
-        from app.llm import LLMClient
+def judge_answer(db: Database, pipeline: Pipeline, answer_id: int, question: str, answer: str,
+                 contexts: Sequence[str] = ()) -> dict[str, Any]:
+    """Judge one stored answer as the batch evaluation does (``app.judging``) and record AR,
+    the automated label, the reasoning and every signal; returns the judged item."""
+    from app.judging import judged_text, signals
+    from eval.run import evaluate_item
 
-        return LLMClient(settings.judge_base_url, api_key=settings.judge_api_key,
-                         model=settings.judge_model or None, timeout=settings.llm_timeout,
-                         retries=settings.llm_retries)
-    return answer_llm
-
-
-def judge_answer(db: Database, client: Any, answer_id: int, question: str, answer: str,
-                 contexts: Sequence[str] = ()) -> None:
-    """Judge one stored answer and record AR, the automated label and the reasoning.
-
-    With the retrieved segments (``contexts``) and a client that gives first-token
-    probabilities, the answer's claims are also checked against them (``eval.claims``) and the
-    label combines both judges; otherwise it is the study's AR-only mapping.
-    """
-    from eval.claims import verify_claims
-    from eval.judge import RELEVANCE, judge_item
-    from eval.labels import ar_only_label, combined_label
-
-    def chat(messages: list[dict[str, str]]) -> str:
-        return str(client.chat(messages, temperature=0.0, max_tokens=JUDGE_MAX_TOKENS))
-
-    model = str(getattr(client, "model_id", "") or "")
+    model = ""
+    row = {"id": answer_id, "question": question, "answer": answer,
+           "contexts": list(contexts) or None}
     try:
-        res = judge_item(chat, RELEVANCE, {"question": question, "answer": answer})
-        score, reasoning, error = res.score, res.reasoning or res.raw, res.error
-        label = ar_only_label(score)
-        if contexts and hasattr(client, "first_token"):
-            cr = verify_claims(client.first_token, answer, contexts)
-            label = combined_label(score, cr.score) if cr.score is not None else label
-            reasoning = f"{reasoning}\n\nCorreção, afirmação por afirmação:\n{cr.reasoning}"
-            error = error or cr.error
+        item = evaluate_item(row, pipeline)
+        model = pipeline.judge_model()
+        score, label = item.get("ar_score"), item.get("automated")
+        error = item.get("ar_error") or item.get("correctness_error")
+        reasoning, measured = judged_text(item), signals(item, pipeline)
     except Exception as exc:  # noqa: BLE001 - recorded on the item; judging is best effort
-        score, reasoning, error, label = None, None, f"judge failed: {exc}", None
+        item, score, label, reasoning, measured = {}, None, None, None, None
+        error = f"judge failed: {exc}"
     with db.write() as s:
-        store.set_automated(s, answer_id, ar_score=score, label=label,
-                            reasoning=reasoning, model=model, error=error,
-                            now=datetime.now(UTC))
+        store.set_automated(s, answer_id, ar_score=score, label=label, reasoning=reasoning,
+                            model=model, error=error, now=datetime.now(UTC), signals=measured)
+    return item
 
 
 class BackgroundJudge:
     """One worker thread; at most ``max_pending`` answers wait, the rest are skipped."""
 
-    def __init__(self, db: Database, client: Any, max_pending: int = 100) -> None:
+    def __init__(self, db: Database, pipeline: Pipeline, max_pending: int = 100) -> None:
         self.db = db
-        self.client = client
+        self.pipeline = pipeline
         self._slots = threading.BoundedSemaphore(max_pending)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aula-judge")
 
@@ -89,7 +70,7 @@ class BackgroundJudge:
 
     def _run(self, answer_id: int, question: str, answer: str, contexts: list[str]) -> None:
         try:
-            judge_answer(self.db, self.client, answer_id, question, answer, contexts)
+            judge_answer(self.db, self.pipeline, answer_id, question, answer, contexts)
         except Exception:
             log.exception("could not judge answer %d", answer_id)
         finally:
@@ -108,11 +89,14 @@ class AnswerRecorder:
 
     @classmethod
     def from_settings(cls, settings: Settings, db: Database | None, llm: Any) -> AnswerRecorder:
+        from app.judging import judge_client, judge_pipeline
+
         judge = None
         if db is not None and settings.review_judge:
             client = judge_client(settings, llm)
             if client is not None:
-                judge = BackgroundJudge(db, client, settings.review_judge_queue)
+                judge = BackgroundJudge(db, judge_pipeline(settings, client),
+                                        settings.review_judge_queue)
         return cls(db, judge)
 
     def record(self, out: Any) -> int | None:

@@ -46,6 +46,9 @@ class Pipeline:
     samples: int = 1
     correctness: bool = True
     thresholds: Thresholds = field(default_factory=Thresholds)
+    judge_model: Callable[[], str] = lambda: ""
+    """The judge's model id, for the records (asked when needed: an endpoint may name its model
+    only once it answers)."""
     ragas: Callable[[dict[str, Any]], Any] | None = None
     """Set: ragas metrics per item (``eval.ragas_metrics.RagasScorer.score``), as ``ragas_*``
     columns."""
@@ -65,9 +68,10 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     citations: list[dict[str, Any]] = []
     error = None
     if given is None or not contexts:
-        if p.search is None:
-            raise InputError(f"item {row['id']}: no answer/contexts and no index to search")
-        hits = p.search(question, p.k)
+        if p.search is not None:
+            hits = p.search(question, p.k)
+        elif given is None:
+            raise InputError(f"item {row['id']}: no answer given and no index to search")
     answer_text = given
     read: list[str] = []
     if answer_text is None:
@@ -104,7 +108,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     out.update(ar_score=ar.score, ar=ar.fraction, ar_reasoning=ar.reasoning or ar.raw,
                ar_error=ar.error)
     corr_score = None
-    if p.correctness:
+    checkable = p.correctness and bool(texts)  # no text: nothing to check the claims against
+    if checkable:
         reference = _val(row, "reference_answer")
         if p.verify is not None:
             cr = verify_claims(p.verify, answer_text, texts, reference,
@@ -118,7 +123,7 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
                    correctness_claim_p=list(cr.probabilities) or None)
     out["ar_only"] = ar_only_label(ar.score)
     out["automated"] = (
-        combined_label(ar.score, corr_score, p.thresholds) if p.correctness else out["ar_only"]
+        combined_label(ar.score, corr_score, p.thresholds) if checkable else out["ar_only"]
     )
     if p.ragas is not None:
         out.update(p.ragas({"question": question, "answer": answer_text, "contexts": texts,

@@ -27,15 +27,11 @@ def register(cli: typer.Typer) -> None:
     cli.command("fit-fusion")(fit_fusion)
 
 
-def _thresholds(path: Path | None):  # type: ignore[no-untyped-def]
-    from eval.labels import Thresholds
+def _thresholds(path: Path | None, s: Settings | None = None):  # type: ignore[no-untyped-def]
+    """``--thresholds FILE`` when given, else ``AULA_LABEL_THRESHOLDS``, else the defaults."""
+    from app.judging import load_thresholds
 
-    if path is None:
-        return Thresholds()
-    try:
-        return Thresholds.from_json(path.read_text())
-    except (ValueError, TypeError) as exc:  # not JSON, or not numbers
-        raise InputError(f"{path}: not a thresholds file from `aula fit-labels`: {exc}") from None
+    return load_thresholds(path or (s.label_thresholds if s is not None else None))
 
 
 class EvalAnswer:
@@ -47,34 +43,6 @@ class EvalAnswer:
         self.citations = reply.answer.citations if reply.answer is not None else []
         self.contexts = reply.contexts
         self.error = reply.error
-
-
-def judge_functions(s: Settings, stack: ExitStack, answer_llm: Any = None, samples: int = 1
-                    ) -> dict[str, Any]:
-    """``Pipeline`` keywords for the judges: ``judge`` (chat) and, with claim checking,
-    ``verify`` (first-token probabilities), on the judge's own endpoint if set, else the
-    answerer's (or the embedded LLM).
-
-    One sample is judged at temperature 0; several samples need some temperature to differ.
-    """
-    from app.llm import LLMClient
-    from app.services import build_llm
-
-    if s.judge_base_url:
-        client = LLMClient(base_url=s.judge_base_url, api_key=s.judge_api_key,
-                           model=s.judge_model or "default", timeout=s.llm_timeout,
-                           retries=s.llm_retries)
-    elif answer_llm is not None:
-        client = answer_llm
-    else:
-        client, _ = build_llm(s, stack)
-    temperature = 0.0 if samples <= 1 else 0.7
-
-    def chat(messages: list[dict[str, str]]) -> str:
-        return str(client.chat(messages, temperature=temperature, max_tokens=400))
-
-    verify = client.first_token if s.judge_correctness == "claims" else None
-    return {"judge": chat, "verify": verify}
 
 
 def ragas_scorer(s: Settings, answer_llm: Any, embedder: Any) -> Any:
@@ -106,21 +74,22 @@ def eval_cmd(
 ) -> None:
     """Run a question set through retrieval, answer and judges; write the reports to --out.
     Killed runs resume: finished items are kept in OUT/items.jsonl."""
+    from app.judging import judge_client, judge_pipeline
     from app.services import build_services
     from eval.questions import load_questions
-    from eval.run import Pipeline, run_batch, write_reports
+    from eval.run import run_batch, write_reports
 
     s = settings_for(index)
     with one_line_errors():
         qs = load_questions(questions)
         services = build_services(s)
         with services.stack:
-            pipeline = Pipeline(
-                **judge_functions(s, services.stack, services.llm, samples),
+            pipeline = judge_pipeline(
+                s, judge_client(s, services.llm), samples=samples,
+                thresholds=_thresholds(thresholds, s),
                 search=lambda q, n: services.retriever.search(q, n),
                 answer=lambda q, hits: EvalAnswer(services.answerer.run(q, hits)),
-                k=k, samples=samples, correctness=not no_correctness,
-                thresholds=_thresholds(thresholds),
+                k=k, correctness=not no_correctness,
                 ragas=ragas_scorer(s, services.llm, services.embedder) if ragas else None,
             )
             items = run_batch(qs, pipeline, out, concurrency=concurrency,
@@ -181,9 +150,10 @@ def judge(
 ) -> None:
     """Judge given answers: per-item AR, correctness and automated label, plus agreement
     with the labels where the file has them."""
+    from app.judging import judge_client, judge_pipeline
     from eval.metrics import agreement
     from eval.questions import load_questions
-    from eval.run import Pipeline, evaluate_item
+    from eval.run import evaluate_item
 
     s = settings_for(index)
     with one_line_errors(), ExitStack() as stack:
@@ -196,8 +166,8 @@ def judge(
 
             retriever, _ = build_retriever(s)
             search = retriever.search
-        pipeline = Pipeline(**judge_functions(s, stack, samples=samples), search=search, k=k,
-                            samples=samples, thresholds=_thresholds(thresholds))
+        pipeline = judge_pipeline(s, judge_client(s, stack=stack), samples=samples,
+                                  thresholds=_thresholds(thresholds, s), search=search, k=k)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max(1, concurrency)) as pool:

@@ -234,20 +234,19 @@ def review_judge(
     from contextlib import ExitStack
 
     from app.db import store
-    from app.recorder import judge_answer, judge_client
-    from app.services import build_llm
+    from app.judging import judge_client, judge_pipeline
+    from app.recorder import judge_answer
 
     s = get_settings()
     with database() as db, ExitStack() as stack, one_line_errors():
-        client = judge_client(s, None) or build_llm(s, stack)[0]
+        pipeline = judge_pipeline(s, judge_client(s, stack=stack))
         with db.read() as sess:  # type: ignore[attr-defined]
             todo = store.unjudged(sess, limit)
         for answer_id, question, answer in todo:
             with db.read() as sess:  # type: ignore[attr-defined]
                 segments = store.get_item(sess, answer_id).get("segments") or []
             contexts = [seg["text"] for seg in segments if seg.get("text")]
-            judge_answer(db, client, answer_id, question, answer,  # type: ignore[arg-type]
-                         contexts)
+            judge_answer(db, pipeline, answer_id, question, answer, contexts)  # type: ignore[arg-type]
     if json_out:
         print_json({"judged": len(todo)})
     else:

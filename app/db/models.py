@@ -117,6 +117,8 @@ class StoredAnswer(Base):
     reasoning: Mapped[str | None] = mapped_column(Text, nullable=True)
     judge_model: Mapped[str | None] = mapped_column(String(200), nullable=True)
     judge_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # What the judges measured (AR score, claim probabilities, thresholds): app/judging.py.
+    judge_signals: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     judged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
     manual: Mapped[str | None] = mapped_column(String(LABEL_LEN), nullable=True, index=True)

@@ -146,6 +146,7 @@ def item(row: StoredAnswer) -> dict[str, Any]:
         "reasoning": row.reasoning,
         "judge_model": row.judge_model,
         "judge_error": row.judge_error,
+        "judge_signals": row.judge_signals,
         "judged_at": row.judged_at.isoformat() if row.judged_at else None,
         "manual": row.manual,
         "comment": row.comment,
@@ -252,9 +253,10 @@ def set_automated(
     model: str,
     error: str | None,
     now: datetime,
+    signals: dict[str, Any] | None = None,
 ) -> None:
-    """Record the automated judgement of an answer (AR = score / 3); never touches the
-    instructor's annotation or its version."""
+    """Record the automated judgement of an answer (AR = score / 3) and what the judges
+    measured (``signals``); never touches the instructor's annotation or its version."""
     s.execute(
         update(StoredAnswer)
         .where(StoredAnswer.id == answer_id)
@@ -265,6 +267,7 @@ def set_automated(
             reasoning=reasoning,
             judge_model=model,
             judge_error=error,
+            judge_signals=signals,
             judged_at=now,
         )
     )

@@ -1,0 +1,88 @@
+"""One judging pipeline for every judge the product runs: the service's background judge,
+``aula review judge``, ``aula eval`` and ``aula judge``.
+
+All of them take the judge client the same way (``AULA_JUDGE_BASE_URL`` when set, else the
+answerer's LLM), judge with ``eval.run.evaluate_item`` (AR chain of thought, claim-by-claim
+correctness, the C/PC/I label) and label with the same thresholds: the file named by
+``AULA_LABEL_THRESHOLDS`` (written by ``aula fit-labels``), else the defaults. What a judge
+measured is kept as data (``signals``), so an item can be relabelled without judging it again.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from app.config import Settings
+from corpus.errors import InputError
+from eval.labels import Thresholds
+from eval.run import Pipeline
+
+JUDGE_MAX_TOKENS = 400
+
+
+def load_thresholds(path: Path | None) -> Thresholds:
+    """The thresholds in ``path`` (from ``aula fit-labels``), or the defaults."""
+    if path is None:
+        return Thresholds()
+    try:
+        return Thresholds.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError) as exc:  # missing, not JSON, or not numbers
+        raise InputError(f"{path}: not a thresholds file from `aula fit-labels`: {exc}") from None
+
+
+def judge_client(settings: Settings, answer_llm: Any = None, stack: ExitStack | None = None
+                 ) -> Any:
+    """The judge's own endpoint when set, else ``answer_llm``, else (with ``stack``) the
+    configured answerer LLM, started if it is the embedded one; None when there is none."""
+    if settings.judge_base_url:
+        from app.llm import LLMClient
+
+        return LLMClient(settings.judge_base_url, api_key=settings.judge_api_key,
+                         model=settings.judge_model or None, timeout=settings.llm_timeout,
+                         retries=settings.llm_retries)
+    if answer_llm is not None or stack is None:
+        return answer_llm
+    from app.services import build_llm
+
+    return build_llm(settings, stack)[0]
+
+
+def judge_pipeline(settings: Settings, client: Any, *, samples: int = 1,
+                   thresholds: Thresholds | None = None, **more: Any) -> Pipeline:
+    """The ``Pipeline`` every judge uses; ``more`` adds retrieval, answering or ragas.
+
+    One sample is judged at temperature 0; several samples need some temperature to differ.
+    Claims are checked by first-token probabilities when the settings ask for it
+    (``AULA_JUDGE_CORRECTNESS=claims``) and the client can give them."""
+    temperature = 0.0 if samples <= 1 else 0.7
+
+    def chat(messages: list[dict[str, str]]) -> str:
+        return str(client.chat(messages, temperature=temperature, max_tokens=JUDGE_MAX_TOKENS))
+
+    claims = settings.judge_correctness == "claims" and hasattr(client, "first_token")
+    return Pipeline(
+        judge=chat, verify=client.first_token if claims else None, samples=samples,
+        judge_model=lambda: str(getattr(client, "model_id", "") or ""),
+        thresholds=thresholds or load_thresholds(settings.label_thresholds), **more)
+
+
+def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
+    """What the judges measured on an ``evaluate_item`` result, as stored data."""
+    return {
+        "ar_score": item.get("ar_score"),
+        "ar_only": item.get("ar_only"),
+        "correctness_score": item.get("correctness_score"),
+        "claim_p": item.get("correctness_claim_p"),
+        "thresholds": pipeline.thresholds.to_dict(),
+    }
+
+
+def judged_text(item: dict[str, Any]) -> str | None:
+    """The reasoning shown to instructors: AR's chain of thought, then the claim check."""
+    parts = [item.get("ar_reasoning"), item.get("correctness_reasoning")]
+    if parts[1]:
+        parts[1] = f"Correção, afirmação por afirmação:\n{parts[1]}"
+    text = "\n\n".join(str(p) for p in parts if p)
+    return text or None
