@@ -10,6 +10,7 @@ measured is kept as data (``signals``), so an item can be relabelled without jud
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,28 @@ def load_thresholds(path: Path | None) -> Thresholds:
         return Thresholds.from_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, TypeError) as exc:  # missing, not JSON, or not numbers
         raise InputError(f"{path}: not a thresholds file from `aula fit-labels`: {exc}") from None
+
+
+FEW_ITEMS = 50
+"""Thresholds fitted on fewer labelled items than this are said to be shaky."""
+
+
+def thresholds_warning(path: Path | None) -> str | None:
+    """A warning when the thresholds in ``path`` were fitted on fewer than ``FEW_ITEMS``
+    labelled items (or the file does not say how many); None for the defaults."""
+    if path is None:
+        return None
+    try:
+        n = json.loads(path.read_text(encoding="utf-8")).get("fitted_items")
+    except (OSError, ValueError, AttributeError):
+        return None  # load_thresholds says what is wrong with the file
+    if not isinstance(n, int):
+        return (f"{path}: the thresholds do not say how many labelled items they were fitted "
+                "on; refit them with `aula fit-labels`")
+    if n < FEW_ITEMS:
+        return (f"{path}: thresholds fitted on {n} labelled items (fewer than {FEW_ITEMS}); "
+                "agreement on new answers may be much lower than on those")
+    return None
 
 
 def judge_client(settings: Settings, answer_llm: Any = None, stack: ExitStack | None = None

@@ -99,13 +99,58 @@ def agreement(manual: Sequence[Any], automated: Sequence[Any]) -> dict[str, Any]
         raise ValueError(f"{len(manual)} manual labels but {len(automated)} automated ones")
     pairs = zip(manual, automated, strict=True)
     missing = sum(not is_missing(m) and is_missing(a) for m, a in pairs)
+    labelled = label_pairs(manual, automated)
     return {
         "accuracy": accuracy(manual, automated),
         "kappa": cohen_kappa(manual, automated),
         "kappa_linear": cohen_kappa(manual, automated, weights="linear"),
-        "n": len(label_pairs(manual, automated)),
+        "n": len(labelled),
         "missing": missing,
+        "accuracy_ci": bootstrap_interval(labelled, accuracy),
+        "kappa_linear_ci": bootstrap_interval(
+            labelled, lambda m, a: cohen_kappa(m, a, weights="linear")),
+        "per_class": per_class(manual, automated),
     }
+
+
+BOOTSTRAP_RESAMPLES = 1000
+
+
+def bootstrap_interval(pairs: Sequence[tuple[str, str]], stat: Any, level: float = 0.95,
+                       resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
+                       ) -> list[float] | None:
+    """Percentile bootstrap interval of ``stat(manual, automated)`` over the labelled pairs
+    (resampled with replacement, seeded so a report is reproducible); None under 2 pairs."""
+    if len(pairs) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    manual = np.array([m for m, _ in pairs])
+    auto = np.array([a for _, a in pairs])
+    values = []
+    for _ in range(resamples):
+        pick = rng.integers(0, len(pairs), len(pairs))
+        v = stat(manual[pick].tolist(), auto[pick].tolist())
+        if v is not None:
+            values.append(v)
+    if not values:
+        return None
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return [round(float(lo), 4), round(float(hi), 4)]
+
+
+def per_class(manual: Sequence[Any], automated: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Precision and recall of each automated class against the manual one (None when the class
+    was never given / never manual), with the manual count (``support``)."""
+    pairs = label_pairs(manual, automated)
+    out: dict[str, dict[str, Any]] = {}
+    for c in CLASSES:
+        given = sum(a == c for _, a in pairs)
+        actual = sum(m == c for m, _ in pairs)
+        hit = sum(m == a == c for m, a in pairs)
+        out[c] = {"precision": hit / given if given else None,
+                  "recall": hit / actual if actual else None, "support": actual}
+    return out
 
 
 def confusion_matrix(manual: Sequence[Any], automated: Sequence[Any]) -> pd.DataFrame:

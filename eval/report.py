@@ -205,12 +205,29 @@ def _md_table(header: Sequence[str], body: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+AGREEMENT_HEADER = ["Rótulo", *AGREEMENT_KEYS, "IC 95% acurácia", "IC 95% κ linear"]
+"""The agreement table's columns: the figures, then their bootstrap intervals."""
+
+
+def _interval(ci: Any) -> str:
+    return "—" if not ci else f"{ci[0]:.2f}–{ci[1]:.2f}"
+
+
 def _agreement_body(summary: dict[str, Any]) -> list[list[Any]]:
     names = {"automated": "Anotação automatizada", "ar_only": "AR apenas (3→C, 1–2→PC, 0→I)"}
-    return [
-        [names[key], *(summary["agreement"][key][k] for k in AGREEMENT_KEYS)]
-        for key in ("automated", "ar_only")
-    ]
+    rows = []
+    for key in ("automated", "ar_only"):
+        ag = summary["agreement"][key]
+        rows.append([names[key], *(ag.get(k) for k in AGREEMENT_KEYS),
+                     _interval(ag.get("accuracy_ci")), _interval(ag.get("kappa_linear_ci"))])
+    return rows
+
+
+def _per_class_body(summary: dict[str, Any]) -> list[list[Any]]:
+    """Precision and recall of the automated labels per class: how far to trust a C or an I."""
+    per = summary["agreement"]["automated"].get("per_class") or {}
+    return [[c, per[c]["support"], per[c]["precision"], per[c]["recall"]]
+            for c in CLASSES if c in per]
 
 
 def summary_markdown(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
@@ -228,7 +245,12 @@ def summary_markdown(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
         "",
         "## Concordância com a anotação manual",
         "",
-        _md_table(["Rótulo", *AGREEMENT_KEYS], _agreement_body(summary)),
+        _md_table(AGREEMENT_HEADER, _agreement_body(summary)),
+        "",
+        "Intervalos: bootstrap sobre os itens (1000 reamostras). Por classe, anotação "
+        "automatizada:",
+        "",
+        _md_table(["classe", "manual (n)", "precisão", "revocação"], _per_class_body(summary)),
     ]
     for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
         table = confusion_frame(summary, which)
@@ -381,7 +403,11 @@ def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
         "<h1>Avaliação</h1>",
         _html_table(["", "valor"], counts),
         "<h2>Concordância com a anotação manual</h2>",
-        _html_table(["Rótulo", *AGREEMENT_KEYS], _agreement_body(summary), cls="agreement"),
+        _html_table(AGREEMENT_HEADER, _agreement_body(summary), cls="agreement"),
+        "<p>Intervalos: bootstrap sobre os itens (1000 reamostras). Por classe, anotação "
+        "automatizada:</p>",
+        _html_table(["classe", "manual (n)", "precisão", "revocação"],
+                    _per_class_body(summary), cls="per-class"),
     ]
     for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
         table = confusion_frame(summary, which)

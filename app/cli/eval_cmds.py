@@ -28,10 +28,16 @@ def register(cli: typer.Typer) -> None:
 
 
 def _thresholds(path: Path | None, s: Settings | None = None):  # type: ignore[no-untyped-def]
-    """``--thresholds FILE`` when given, else ``AULA_LABEL_THRESHOLDS``, else the defaults."""
-    from app.judging import load_thresholds
+    """``--thresholds FILE`` when given, else ``AULA_LABEL_THRESHOLDS``, else the defaults;
+    a file fitted on few items is said on stderr."""
+    from app.judging import load_thresholds, thresholds_warning
 
-    return load_thresholds(path or (s.label_thresholds if s is not None else None))
+    path = path or (s.label_thresholds if s is not None else None)
+    th = load_thresholds(path)
+    warning = thresholds_warning(path)
+    if warning:
+        typer.echo(f"aviso: {warning}", err=True)
+    return th
 
 
 class EvalAnswer:
@@ -241,7 +247,10 @@ def fit_labels(
         items = judged_items(rows)
         th = fit_thresholds(items)
         cv = cross_validated(items)
-    out.write_text(th.to_json() + "\n")
+    fitted = sum(1 for it in items if it[2] is not None and not pd.isna(it[2]))
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps({**th.to_dict(), "fitted_items": fitted}) + "\n")
+    tmp.replace(out)
     if json_out:
         print_json({"thresholds": th.to_dict(), "cross_validated": cv})
     else:

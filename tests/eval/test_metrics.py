@@ -61,7 +61,9 @@ def test_agreement_leaves_missing_out() -> None:
 
 def test_agreement_undefined_is_none_not_nan() -> None:
     empty = agreement(["C", "PC"], [None, None])
-    assert empty == {"accuracy": None, "kappa": None, "kappa_linear": None, "n": 0, "missing": 2}
+    assert {k: empty[k] for k in ("accuracy", "kappa", "kappa_linear", "n", "missing")} == {
+        "accuracy": None, "kappa": None, "kappa_linear": None, "n": 0, "missing": 2}
+    assert empty["accuracy_ci"] is None and empty["per_class"]["C"]["recall"] is None
     constant = agreement(["C", "C", "C"], ["C", "C", "C"])
     assert constant["accuracy"] == 1.0
     assert constant["kappa"] is None  # chance agreement is already perfect
@@ -130,3 +132,21 @@ def test_hit_at_k_and_mrr() -> None:
     assert hit_at_k(ranks, 3) == pytest.approx(3 / 5)
     assert mrr(ranks) == pytest.approx((1 + 1 / 3 + 1 / 2) / 5)
     assert hit_at_k([], 5) is None and mrr([]) is None
+
+
+def test_agreement_says_how_far_to_trust_it() -> None:
+    result = agreement(MANUAL, AUTO)
+    lo, hi = result["accuracy_ci"]
+    assert lo < result["accuracy"] < hi and 0.0 <= lo and hi <= 1.0
+    k_lo, k_hi = result["kappa_linear_ci"]
+    assert k_lo < result["kappa_linear"] < k_hi
+    assert agreement(MANUAL, AUTO)["accuracy_ci"] == [lo, hi]  # seeded: the report is stable
+    wide = agreement(MANUAL[:4], AUTO[:4])["accuracy_ci"]
+    assert wide[1] - wide[0] > hi - lo  # fewer items, less certainty
+    for c, row in result["per_class"].items():
+        manual_c = [i for i, m in enumerate(MANUAL) if m == c]
+        given_c = [i for i, a in enumerate(AUTO) if a == c]
+        both = len(set(manual_c) & set(given_c))
+        assert row["support"] == len(manual_c)
+        assert row["recall"] == pytest.approx(both / len(manual_c))
+        assert row["precision"] == pytest.approx(both / len(given_c))

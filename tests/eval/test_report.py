@@ -137,7 +137,8 @@ def test_summarise_empty_run_has_no_nan() -> None:
 def test_markdown_has_agreement_table(rows: pd.DataFrame) -> None:
     text = summary_markdown(rows, summarise(rows))
     assert "| Rótulo | n | missing | accuracy | kappa | kappa_linear |" in text
-    assert "| Anotação automatizada | 3 | 1 | 1.000 | 1.000 | 1.000 |" in text
+    assert "| Anotação automatizada | 3 | 1 | 1.000 | 1.000 | 1.000 | 1.00–1.00 |" in text
+    assert "| classe | manual (n) | precisão | revocação |" in text
     assert "hit@3" in text
 
 

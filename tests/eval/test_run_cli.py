@@ -141,3 +141,30 @@ def test_judge_prints_items_and_agreement(tmp_path: Path, sample_index, fake) ->
     assert body["summary"]["ar_only"]["accuracy"] == 0.5
     for key in ("accuracy", "kappa", "kappa_linear", "n", "missing"):
         assert key in body["summary"] and key in body["summary"]["ar_only"]
+
+
+def test_fitted_thresholds_say_how_many_items_they_rest_on(tmp_path: Path, sample_index,  # type: ignore[no-untyped-def]
+                                                           fake) -> None:
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text("\n".join(json.dumps(r) for r in [
+        {"ar_score": 3, "correctness_score": 3, "manual": "C"},
+        {"ar_score": 2, "correctness_score": 1, "manual": "PC"},
+        {"ar_score": 3, "correctness_score": 0, "manual": "I"},
+    ]))
+    th = tmp_path / "thresholds.json"
+    proc = aula(["fit-labels", str(judged), "--out", str(th), "--json"], {})
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert json.loads(th.read_text())["fitted_items"] == 3
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"question": "O que a ReLU devolve?", "label": "C",
+                                   "answer": "O máximo entre zero e x.",
+                                   "contexts": ["a ReLU devolve max(0, x)"]}))
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url,
+           "AULA_LABEL_THRESHOLDS": str(th)}
+    proc = aula(["judge", str(answers), "--json"], env)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert "fitted on 3 labelled items (fewer than 50)" in stderr
+    summary = json.loads(stdout)["summary"]
+    assert summary["per_class"]["C"]["support"] == 1 and summary["accuracy_ci"] is None
