@@ -131,6 +131,13 @@ class Retriever:
         hi = int(np.searchsorted(starts, hit.end - 1e-6))
         return cues[lo:hi]
 
+    def span_text(self, lecture_id: str, start: float, end: float) -> str | None:
+        """What the lecture says between ``start`` and ``end`` (its cues), None when the index
+        has no cues for it."""
+        cues = self.cues_for(Hit(-1, 0.0, lecture_id, "", "", start, end, ""))
+        text = " ".join(c.text.strip() for c in cues if c.text.strip())
+        return text or None
+
     def search(
         self,
         question: str,

@@ -10,6 +10,7 @@ Reports are written at the end, each atomically.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -46,6 +47,9 @@ class Pipeline:
     samples: int = 1
     correctness: bool = True
     thresholds: Thresholds = field(default_factory=Thresholds)
+    span_text: Callable[[str, float, float], str | None] | None = None
+    """Set: an item with a gold lecture and span is judged against what the lecture says there
+    (first), besides the retrieved or given text (``Retriever.span_text``)."""
     judge_model: Callable[[], str] = lambda: ""
     """The judge's model id, for the records (asked when needed: an endpoint may name its model
     only once it answers)."""
@@ -90,6 +94,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - recorded on the item, the run goes on
             error = f"answer failed: {exc}"
     texts = list(contexts) if contexts else (read or [h.text for h in hits])
+    gold_text = _gold_text(row, p)
+    judged_on = [gold_text, *(t for t in texts if t != gold_text)] if gold_text else texts
     out: dict[str, Any] = {
         k: (None if is_missing(v) else v) for k, v in row.items() if k != "contexts"
     }
@@ -108,14 +114,14 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     out.update(ar_score=ar.score, ar=ar.fraction, ar_reasoning=ar.reasoning or ar.raw,
                ar_error=ar.error)
     corr_score = None
-    checkable = p.correctness and bool(texts)  # no text: nothing to check the claims against
+    checkable = p.correctness and bool(judged_on)  # no text: nothing to check the claims against
     if checkable:
         reference = _val(row, "reference_answer")
         if p.verify is not None:
-            cr = verify_claims(p.verify, answer_text, texts, reference,
+            cr = verify_claims(p.verify, answer_text, judged_on, reference,
                                support_at=p.thresholds.support_at)
         else:
-            fields = correctness_fields(question, answer_text, texts, reference)
+            fields = correctness_fields(question, answer_text, judged_on, reference)
             cr = judge_item(p.judge, CORRECTNESS, fields, samples=p.samples)
         corr_score = cr.score
         out.update(correctness_score=cr.score, correctness=cr.fraction,
@@ -132,6 +138,19 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         gold = Span(str(row["gold_lecture"]), float(row["gold_start"]), float(row["gold_end"]))
         out["hit_rank"] = first_hit_rank(gold, hits)
     return out
+
+
+def _gold_text(row: dict[str, Any], p: Pipeline) -> str | None:
+    """The gold span's text, when the item names one and the pipeline can read it."""
+    if p.span_text is None or _val(row, "gold_lecture") is None:
+        return None
+    try:
+        start, end = float(row["gold_start"]), float(row["gold_end"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if math.isnan(start) or math.isnan(end):
+        return None
+    return p.span_text(str(row["gold_lecture"]), start, end)
 
 
 class ItemLogError(InputError):

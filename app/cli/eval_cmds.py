@@ -94,6 +94,7 @@ def eval_cmd(
                 s, judge_client(s, services.llm), samples=samples,
                 thresholds=_thresholds(thresholds, s),
                 search=lambda q, n: services.retriever.search(q, n),
+                span_text=services.retriever.span_text,
                 answer=lambda q, hits: EvalAnswer(services.answerer.run(q, hits)),
                 k=k, correctness=not no_correctness,
                 ragas=ragas_scorer(s, services.llm, services.embedder) if ragas else None,
@@ -166,14 +167,15 @@ def judge(
         qs = load_questions(file)
         if "answer" not in qs or qs["answer"].isna().any():
             raise InputError(f"{file}: every row needs an 'answer' for `aula judge`")
-        search = None
+        search = span_text = None
         if "contexts" not in qs or qs["contexts"].isna().any():
             from app.services import build_retriever
 
             retriever, _ = build_retriever(s)
-            search = retriever.search
+            search, span_text = retriever.search, retriever.span_text
         pipeline = judge_pipeline(s, judge_client(s, stack=stack), samples=samples,
-                                  thresholds=_thresholds(thresholds, s), search=search, k=k)
+                                  thresholds=_thresholds(thresholds, s), search=search, k=k,
+                                  span_text=span_text)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max(1, concurrency)) as pool:

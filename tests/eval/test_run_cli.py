@@ -168,3 +168,23 @@ def test_fitted_thresholds_say_how_many_items_they_rest_on(tmp_path: Path, sampl
     assert "fitted on 3 labelled items (fewer than 50)" in stderr
     summary = json.loads(stdout)["summary"]
     assert summary["per_class"]["C"]["support"] == 1 and summary["accuracy_ci"] is None
+
+
+def test_an_item_with_a_gold_span_is_checked_against_what_the_lecture_says_there(
+        tmp_path: Path, sample_index, fake) -> None:  # type: ignore[no-untyped-def]
+    answers = tmp_path / "answers.jsonl"
+    # The question finds the lecture's first minutes; the gold span is its closing exercise.
+    answers.write_text(json.dumps({
+        "id": "g1", "question": "Quantos neurônios tem a última camada?", "label": "C",
+        "answer": "Só com funções lineares a rede aprende apenas funções lineares.",
+        "gold_lecture": "redes-neurais", "gold_start": 341.4, "gold_end": 354.8}))
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url}
+    before = len(fake.requests)
+    proc = aula(["judge", str(answers), "--json", "-k", "1"], env)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    checks = [r for r in fake.requests[before:]
+              if "verificador de fatos" in r["messages"][0]["content"]]
+    assert checks
+    text = checks[0]["messages"][-1]["content"]
+    assert "pensem por que uma rede só com funções lineares" in text
