@@ -17,10 +17,15 @@ from typing import Any
 
 from app.config import Settings
 from corpus.errors import InputError
+from eval.label_model import LabelModel
 from eval.labels import Thresholds
 from eval.run import Pipeline
 
 JUDGE_MAX_TOKENS = 400
+SHIPPED_LABELS = Path(__file__).resolve().parent.parent / "eval" / "labels.json"
+"""The label model fitted on ``bench/data/judge_3b1b.jsonl`` with the embedded judge (its
+fitting part only); used when ``AULA_LABEL_THRESHOLDS`` names no file and the judge is the
+model it was fitted on."""
 
 
 def load_thresholds(path: Path | None) -> Thresholds:
@@ -31,6 +36,25 @@ def load_thresholds(path: Path | None) -> Thresholds:
         return Thresholds.from_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, TypeError) as exc:  # missing, not JSON, or not numbers
         raise InputError(f"{path}: not a thresholds file from `aula fit-labels`: {exc}") from None
+
+
+def load_label_model(path: Path | None) -> LabelModel | None:
+    """The label model in ``path`` (``aula fit-labels`` writes it beside the thresholds when the
+    items carry the judge's signals); with no path, the shipped one; None when there is none."""
+    if path is None:
+        path = SHIPPED_LABELS if SHIPPED_LABELS.exists() else None
+        if path is None:
+            return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a file from `aula fit-labels`: {exc}") from None
+    if not isinstance(data, dict) or not data.get("label_model"):
+        return None
+    try:
+        return LabelModel.from_dict(data["label_model"])
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
 
 
 FEW_ITEMS = 50
@@ -88,7 +112,9 @@ def judge_pipeline(settings: Settings, client: Any, *, samples: int = 1,
     return Pipeline(
         judge=chat, verify=client.first_token if claims else None, samples=samples,
         judge_model=lambda: str(getattr(client, "model_id", "") or ""),
-        thresholds=thresholds or load_thresholds(settings.label_thresholds), **more)
+        thresholds=thresholds or load_thresholds(settings.label_thresholds),
+        label_model=more.pop("label_model", None) or load_label_model(settings.label_thresholds),
+        **more)
 
 
 def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
@@ -98,6 +124,10 @@ def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
         "ar_only": item.get("ar_only"),
         "correctness_score": item.get("correctness_score"),
         "claim_p": item.get("correctness_claim_p"),
+        "strict_p": item.get("correctness_strict_p"),
+        "coverage_p": item.get("coverage_p"),
+        "reference_agree_p": item.get("reference_agree_p"),
+        "label_by": item.get("label_by"),
         "thresholds": pipeline.thresholds.to_dict(),
     }
 

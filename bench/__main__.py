@@ -9,7 +9,7 @@ import time
 ALL = [
     "answer_quality",
     "ingest_query", "retrieval_quality", "faiss_scale", "ask_latency", "search_load", "load_run",
-    "judge_throughput", "annotate",
+    "judge_throughput", "judge_agreement", "annotate",
 ]
 
 

@@ -52,6 +52,18 @@ USER = (
     "AFIRMAÇÃO: {claim}\n\n"
     "O TEXTO confirma a AFIRMAÇÃO? Responda SIM ou NÃO."
 )
+STRICT_USER = (
+    "TEXTO (transcrição de uma aula):\n{contexts}\n\n"
+    "AFIRMAÇÃO: {claim}\n\n"
+    "Um aluno que leu só o TEXTO concordaria com a AFIRMAÇÃO sem ressalvas? "
+    "Responda SIM ou NÃO."
+)
+"""A second, stricter reading of each claim. Asked the other way ("does the text contradict
+the claim?", "does the claim contain an error?"), the embedded 1.5B model said yes more often
+to the claims of a right answer than to those of a wrong one (P 0.51-0.97 against 0.32-0.67 on
+three labelled answers), so that reading carries no signal on it; this wording kept the order
+(0.74-0.95 right, 0.46-0.59 wrong). It starts with the same text as ``USER``, so a prompt cache
+reads the segments once for both."""
 REFERENCE_LABEL = "Resposta de referência do professor"
 
 _CITATION_RE = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\]")
@@ -132,16 +144,18 @@ class ClaimVerdict:
     claim: str
     p_yes: float | None
     support_at: float = SUPPORT_AT
+    p_strict: float | None = None
 
     @property
     def supported(self) -> bool:
         return self.p_yes is not None and self.p_yes >= self.support_at
 
 
-def claim_messages(claim: str, contexts_block: str) -> list[dict[str, str]]:
+def claim_messages(claim: str, contexts_block: str, template: str = USER
+                   ) -> list[dict[str, str]]:
     return [
         {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": USER.format(contexts=contexts_block, claim=claim)},
+        {"role": "user", "content": template.format(contexts=contexts_block, claim=claim)},
     ]
 
 
@@ -155,6 +169,7 @@ def verify_claims(
     max_claims: int = MAX_CLAIMS,
     retries: int = 1,
     support_at: float = SUPPORT_AT,
+    strict: bool = False,
 ) -> JudgeResult:
     """Check each claim of ``answer`` against the segments (and the reference answer).
 
@@ -162,7 +177,8 @@ def verify_claims(
     (their probabilities are kept in ``JudgeResult.probabilities``); a claim whose
     reply cannot be read is retried, then left out of the share and named in the reasoning.
     No readable claim at all: score None with the reason in ``error``. Errors raised by ``ask``
-    propagate.
+    propagate. With ``strict``, each readable claim is also asked ``STRICT_USER`` and that
+    P(yes) kept in ``JudgeResult.strict``.
     """
     texts = list(contexts)
     if reference_answer and reference_answer.strip():
@@ -181,7 +197,12 @@ def verify_claims(
             p = yes_probability(text, probs)
             if p is not None:
                 break
-        verdicts.append(ClaimVerdict(claim, p, support_at))
+        p_strict = None
+        if strict and p is not None:
+            attempts += 1
+            text, probs = ask(claim_messages(claim, block, STRICT_USER))
+            p_strict = yes_probability(text, probs)
+        verdicts.append(ClaimVerdict(claim, p, support_at, p_strict))
     readable = [v for v in verdicts if v.p_yes is not None]
     reasoning = _reasoning(verdicts)
     if not readable:
@@ -201,10 +222,12 @@ def verify_claims(
         samples=(score,),
         attempts=attempts,
         probabilities=tuple(round(v.p_yes, 4) for v in readable if v.p_yes is not None),
+        strict=tuple(round(v.p_strict, 4) for v in readable if v.p_strict is not None)
+        if all(v.p_strict is not None for v in readable) else (),
     )
 
 
-_P_RE = re.compile(r"=> (?:NOT )?SUPPORTED \(P=([0-9.]+)\)")
+_P_RE = re.compile(r"=> (?:NOT )?SUPPORTED \(P=([0-9.]+)[;)]")
 
 
 def probabilities_in(reasoning: str) -> list[float]:
@@ -231,5 +254,6 @@ def _reasoning(verdicts: Sequence[ClaimVerdict]) -> str:
             lines.append(f"- {v.claim} => UNREADABLE")
         else:
             verdict = "SUPPORTED" if v.supported else "NOT SUPPORTED"
-            lines.append(f"- {v.claim} => {verdict} (P={v.p_yes:.2f})")
+            strict = "" if v.p_strict is None else f"; sem ressalvas P={v.p_strict:.2f}"
+            lines.append(f"- {v.claim} => {verdict} (P={v.p_yes:.2f}{strict})")
     return "\n".join(lines)

@@ -59,6 +59,8 @@ class JudgeResult:
     attempts: int = 1
     probabilities: tuple[float, ...] = ()
     """The claim checker's P(yes) of each readable claim (``eval.claims``)."""
+    strict: tuple[float, ...] = ()
+    """A stricter reading (``eval.claims.STRICT_USER``): its P(yes) of each readable claim."""
 
     @property
     def fraction(self) -> float | None:

@@ -25,10 +25,12 @@ from corpus.errors import InputError
 from corpus.models import Hit
 from eval.claims import FirstTokenFn, verify_claims
 from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
+from eval.label_model import LabelModel
 from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
 from eval.metrics import Span, first_hit_rank
 from eval.record import Record, Reference
 from eval.report import summarise, write_records, write_rows, write_summary
+from eval.signals import coverage, features, reference_agreement
 
 ITEMS = "items.jsonl"
 ChatFn = Callable[[list[dict[str, str]]], str]
@@ -53,6 +55,9 @@ class Pipeline:
     judge_model: Callable[[], str] = lambda: ""
     """The judge's model id, for the records (asked when needed: an endpoint may name its model
     only once it answers)."""
+    label_model: LabelModel | None = None
+    """Set: the automated label comes from this model fitted on the judge's signals
+    (``aula fit-labels``); None: from ``thresholds``."""
     ragas: Callable[[dict[str, Any]], Any] | None = None
     """Set: ragas metrics per item (``eval.ragas_metrics.RagasScorer.score``), as ``ragas_*``
     columns."""
@@ -71,7 +76,10 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     hits: list[Hit] = []
     citations: list[dict[str, Any]] = []
     error = None
-    if given is None or not contexts:
+    gold_text = _gold_text(row, p)
+    # a given answer with a gold span is judged on what the lecture says there (and the
+    # reference answer): nothing retrieved near the question would be better evidence
+    if (given is None or not contexts) and not (given is not None and gold_text):
         if p.search is not None:
             hits = p.search(question, p.k)
         elif given is None:
@@ -94,7 +102,9 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - recorded on the item, the run goes on
             error = f"answer failed: {exc}"
     texts = list(contexts) if contexts else (read or [h.text for h in hits])
-    gold_text = _gold_text(row, p)
+    if given is not None and not contexts and not gold_text and p.search is not None:
+        # a given answer with no evidence of its own: the passages that bear on its claims
+        texts = [h.text for h in claim_evidence(p.search, answer_text, hits)]
     judged_on = [gold_text, *(t for t in texts if t != gold_text)] if gold_text else texts
     out: dict[str, Any] = {
         k: (None if is_missing(v) else v) for k, v in row.items() if k != "contexts"
@@ -113,24 +123,27 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
                     samples=p.samples)
     out.update(ar_score=ar.score, ar=ar.fraction, ar_reasoning=ar.reasoning or ar.raw,
                ar_error=ar.error)
-    corr_score = None
     checkable = p.correctness and bool(judged_on)  # no text: nothing to check the claims against
+    reference = _val(row, "reference_answer")
+    if p.verify is not None and p.correctness:
+        out["coverage_p"] = coverage(p.verify, question, answer_text)
+        if reference is not None:
+            out["reference_agree_p"] = reference_agreement(p.verify, question, answer_text,
+                                                           str(reference))
     if checkable:
-        reference = _val(row, "reference_answer")
         if p.verify is not None:
             cr = verify_claims(p.verify, answer_text, judged_on, reference,
-                               support_at=p.thresholds.support_at)
+                               support_at=p.thresholds.support_at, strict=True)
         else:
             fields = correctness_fields(question, answer_text, judged_on, reference)
             cr = judge_item(p.judge, CORRECTNESS, fields, samples=p.samples)
-        corr_score = cr.score
         out.update(correctness_score=cr.score, correctness=cr.fraction,
                    correctness_reasoning=cr.reasoning or cr.raw, correctness_error=cr.error,
-                   correctness_claim_p=list(cr.probabilities) or None)
+                   correctness_claim_p=list(cr.probabilities) or None,
+                   correctness_strict_p=list(cr.strict) or None)
     out["ar_only"] = ar_only_label(ar.score)
-    out["automated"] = (
-        combined_label(ar.score, corr_score, p.thresholds) if checkable else out["ar_only"]
-    )
+    out["judge_model"] = p.judge_model() or None
+    out["automated"], out["label_by"] = labelled(out, p, checkable)
     if p.ragas is not None:
         out.update(p.ragas({"question": question, "answer": answer_text, "contexts": texts,
                             "reference": _val(row, "reference_answer")}).row())
@@ -138,6 +151,51 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         gold = Span(str(row["gold_lecture"]), float(row["gold_start"]), float(row["gold_end"]))
         out["hit_rank"] = first_hit_rank(gold, hits)
     return out
+
+
+PER_CLAIM = 1
+FROM_QUESTION = 2
+
+
+def claim_evidence(search: Callable[[str, int], list[Hit]], answer: str, hits: list[Hit],
+                   per_claim: int = PER_CLAIM, from_question: int = FROM_QUESTION) -> list[Hit]:
+    """The segments that bear on the answer's own claims: each claim's best hits (searched
+    with the claim itself, so a wrong detail meets the passage that says otherwise), then the
+    question's best ``hits``, without repeats. Fewer, focused segments: the checker reads them
+    whole instead of twelve windows cut short."""
+    from eval.claims import split_claims
+
+    found: list[Hit] = []
+    seen: set[tuple[str, float]] = set()
+    per = [search(c, per_claim) for c in split_claims(answer)]
+    ranked = [hs[i] for i in range(per_claim) for hs in per if i < len(hs)]
+    for h in [*ranked, *hits[:from_question]]:
+        if (h.lecture_id, h.start) not in seen:
+            seen.add((h.lecture_id, h.start))
+            found.append(h)
+    return found
+
+
+def automated_label(item: dict[str, Any], p: Pipeline, checkable: bool = True) -> str | None:
+    """The C/PC/I label of a judged item (``labelled``'s label)."""
+    return labelled(item, p, checkable)[0]
+
+
+def labelled(item: dict[str, Any], p: Pipeline, checkable: bool = True
+             ) -> tuple[str | None, str]:
+    """The C/PC/I label of a judged item and what gave it: the label model ("model") when there
+    is one fitted on this judge's model and the item has what it reads, else the thresholds on
+    AR and correctness ("thresholds"), else AR alone ("ar_only")."""
+    fitted_for = p.label_model.judge_model if p.label_model is not None else ""
+    if p.label_model is not None and (not fitted_for or fitted_for == (p.judge_model() or
+                                                                      fitted_for)):
+        label = p.label_model.predict(features(item, p.thresholds.support_at))
+        if label is not None:
+            return label, "model"
+    if not checkable:
+        return item.get("ar_only"), "ar_only"
+    return (combined_label(item.get("ar_score"), item.get("correctness_score"), p.thresholds),
+            "thresholds")
 
 
 def _gold_text(row: dict[str, Any], p: Pipeline) -> str | None:
@@ -290,9 +348,11 @@ def write_reports(
     return summary
 
 
-def relabel(items: list[dict[str, Any]], th: Thresholds) -> list[dict[str, Any]]:
+def relabel(items: list[dict[str, Any]], th: Thresholds, model: LabelModel | None = None
+            ) -> list[dict[str, Any]]:
     """The items labelled again under ``th`` (the claims' correctness recomputed at
-    ``th.support_at`` where their probabilities were recorded); the input is not changed."""
+    ``th.support_at`` where their probabilities were recorded) and ``model`` where given; the
+    input is not changed."""
     from eval.claims import recorded_probabilities, score_at
 
     out = []
@@ -302,8 +362,10 @@ def relabel(items: list[dict[str, Any]], th: Thresholds) -> list[dict[str, Any]]
         if ps and it.get("correctness_score") is not None:
             score = score_at(ps, th.support_at)
             it.update(correctness_score=score, correctness=score / 3)
-        if it.get("ar_score") is not None and it.get("correctness_score") is not None:
-            it["automated"] = combined_label(it["ar_score"], it["correctness_score"], th)
+        if it.get("ar_score") is not None:
+            p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)
+            label, it["label_by"] = labelled(it, p, it.get("correctness_score") is not None)
+            it["automated"] = label if label is not None else it.get("automated")
         out.append(it)
     return out
 

@@ -40,6 +40,13 @@ def _thresholds(path: Path | None, s: Settings | None = None):  # type: ignore[n
     return th
 
 
+def _label_model(path: Path | None, s: Settings):  # type: ignore[no-untyped-def]
+    """The label model in ``--thresholds FILE``, else as the settings say (``app.judging``)."""
+    from app.judging import load_label_model
+
+    return load_label_model(path or s.label_thresholds)
+
+
 class EvalAnswer:
     """A reply of ``app.answerer`` as the eval pipeline reads it: text, citations, the
     passages the generator read, and the error when no answer could be written."""
@@ -92,7 +99,7 @@ def eval_cmd(
         with services.stack:
             pipeline = judge_pipeline(
                 s, judge_client(s, services.llm), samples=samples,
-                thresholds=_thresholds(thresholds, s),
+                thresholds=_thresholds(thresholds, s), label_model=_label_model(thresholds, s),
                 search=lambda q, n: services.retriever.search(q, n),
                 span_text=services.retriever.span_text,
                 answer=lambda q, hits: EvalAnswer(services.answerer.run(q, hits)),
@@ -109,10 +116,12 @@ def report(
     out: Path = typer.Argument(..., help="A folder written by `aula eval`."),
     hide_urls: bool = typer.Option(False, "--hide-urls"),
     thresholds: Path | None = typer.Option(
-        None, "--thresholds", help="Relabel with these thresholds (from `aula fit-labels`)."),
+        None, "--thresholds", help="Relabel with these thresholds and the label model in "
+        "the same file (from `aula fit-labels`)."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Rewrite the reports of an evaluation folder from its stored items."""
+    from app.judging import load_label_model
     from eval.run import load_items, relabel, write_reports
 
     with one_line_errors():
@@ -120,7 +129,7 @@ def report(
         if not items:
             raise InputError(f"{out}: no evaluated items (run `aula eval` first)")
         if thresholds is not None:
-            items = relabel(items, _thresholds(thresholds))
+            items = relabel(items, _thresholds(thresholds), load_label_model(thresholds))
         summary = write_reports(items, out, hide_urls=hide_urls)
     _print_summary(summary, out, json_out)
 
@@ -175,6 +184,7 @@ def judge(
             search, span_text = retriever.search, retriever.span_text
         pipeline = judge_pipeline(s, judge_client(s, stack=stack), samples=samples,
                                   thresholds=_thresholds(thresholds, s), search=search, k=k,
+                                  label_model=_label_model(thresholds, s),
                                   span_text=span_text)
         from concurrent.futures import ThreadPoolExecutor
 
@@ -226,9 +236,14 @@ def cross_validated(items: list[tuple[Any, ...]]) -> dict[str, Any]:
 def fit_labels(
     source: Path = typer.Argument(..., help="An `aula eval` folder or a judged JSONL/CSV."),
     out: Path = typer.Option(Path("thresholds.json"), "--out"),
+    split: str | None = typer.Option(
+        None, "--split", help="Fit only on the items whose `split` column says this; the "
+        "others are held out and their agreement printed (never fitted on)."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Fit the C/PC/I thresholds of the automated annotation to the manual labels."""
+    """Fit the C/PC/I labelling to the manual labels: thresholds on AR and correctness and,
+    when the items carry the judge's signals, a label model on them (leave-one-question-out
+    figures on the fitted items, plain agreement on held-out ones)."""
     import pandas as pd
 
     from eval.labels import fit_thresholds
@@ -246,22 +261,96 @@ def fit_labels(
         for col in ("ar_score", "correctness_score", "manual"):
             if col not in rows:
                 raise InputError(f"{source}: no column {col!r} (judge the items first)")
+        held = rows.iloc[0:0]
+        if split is not None:
+            if "split" not in rows:
+                raise InputError(f"{source}: --split {split} but the items have no 'split'")
+            held = rows[rows["split"].astype(str) != split]
+            rows = rows[rows["split"].astype(str) == split]
+            if rows.empty:
+                raise InputError(f"{source}: no item in split {split!r}")
         items = judged_items(rows)
         th = fit_thresholds(items)
         cv = cross_validated(items)
-    fitted = sum(1 for it in items if it[2] is not None and not pd.isna(it[2]))
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps({**th.to_dict(), "fitted_items": fitted}) + "\n")
-    tmp.replace(out)
+        model = fit_model(rows) if "coverage_p" in rows else None
+        fitted = sum(1 for it in items if it[2] is not None and not pd.isna(it[2]))
+        result: dict[str, Any] = {"thresholds": th.to_dict(), "cross_validated": cv}
+        if model is not None:
+            result["label_model"] = {"signals": [list(m.features) for m in model.models],
+                                     "leave_one_question_out": model.figures["loqo"]}
+        if not held.empty:
+            result["held_out"] = held_out_figures(held, th, model)
+        saved = {**th.to_dict(), "fitted_items": fitted}
+        if model is not None:
+            saved["label_model"] = model.to_dict()
+        if "held_out" in result:
+            saved["held_out"] = result["held_out"]
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps(saved, ensure_ascii=False) + "\n")
+        tmp.replace(out)
     if json_out:
-        print_json({"thresholds": th.to_dict(), "cross_validated": cv})
-    else:
-        typer.echo(f"limiares gravados em {out}: {th.to_json()}")
-        typer.echo(
-            f"validação cruzada (deixa um de fora, n={cv['n']}): acurácia "
-            f"{_f(cv['accuracy'])}, kappa {_f(cv['kappa'])}, kappa linear "
-            f"{_f(cv['kappa_linear'])}  (rótulos previstos por limiares ajustados sem o item)"
-        )
+        print_json(result)
+        return
+    typer.echo(f"limiares gravados em {out}: {th.to_json()}")
+    typer.echo(
+        f"validação cruzada (deixa um de fora, n={cv['n']}): acurácia "
+        f"{_f(cv['accuracy'])}, kappa {_f(cv['kappa'])}, kappa linear "
+        f"{_f(cv['kappa_linear'])}  (rótulos previstos por limiares ajustados sem o item)"
+    )
+    if model is not None:
+        loqo = model.figures["loqo"]
+        typer.echo(f"modelo de rótulos ({' | '.join('+'.join(m.features) for m in model.models)})"
+                   f": deixa uma pergunta de fora, n={loqo['n']}: acurácia "
+                   f"{_f(loqo['accuracy'])}, kappa linear {_f(loqo['kappa_linear'])}")
+    for name, fig in (result.get("held_out") or {}).items():
+        if isinstance(fig, dict):
+            typer.echo(f"separados ({name}), n={fig['n']}: acurácia {_f(fig['accuracy'])}, "
+                       f"kappa linear {_f(fig['kappa_linear'])}")
+
+
+def fit_model(rows: Any) -> Any:
+    """The label model fitted on the judged ``rows`` with manual labels, with its
+    leave-one-question-out agreement in ``figures['loqo']``."""
+    from eval.label_model import fit_label_model, leave_group_out
+    from eval.labels import normalise_label
+    from eval.metrics import agreement
+    from eval.signals import FEATURES, features
+
+    recs = [r for r in rows.to_dict("records") if normalise_label(r.get("manual"))]
+    feats = [features(r) for r in recs]
+    labels = [str(normalise_label(r["manual"])) for r in recs]
+    key = "question_id" if any(r.get("question_id") for r in recs) else "question"
+    groups = [str(r.get(key)) for r in recs]
+    models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
+    model = fit_label_model(feats, labels, groups, FEATURES,
+                            judge_model=models[0] if models else "")
+    # leave-one-question-out with the chosen signals (chosen on these items, so optimistic)
+    predicted: list[str | None] = [None] * len(recs)
+    for m in model.models:
+        todo = [i for i in range(len(recs)) if predicted[i] is None and m.usable(feats[i])]
+        labs = leave_group_out([feats[i] for i in todo], [labels[i] for i in todo],
+                               [groups[i] for i in todo], m.features, m.c)
+        for i, lab in zip(todo, labs, strict=True):
+            predicted[i] = lab
+    model.figures["loqo"] = agreement(labels, predicted)
+    return model
+
+
+def held_out_figures(held: Any, th: Any, model: Any) -> dict[str, Any]:
+    """Agreement on items never fitted on: label model, thresholds, and AR alone."""
+    from eval.metrics import agreement
+    from eval.run import Pipeline, automated_label
+
+    recs = held.to_dict("records")
+    manual = [r.get("manual") for r in recs]
+    out: dict[str, Any] = {}
+    if model is not None:
+        p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)
+        out["label_model"] = agreement(manual, [automated_label(r, p) for r in recs])
+    p = Pipeline(judge=lambda m: "", thresholds=th)
+    out["thresholds"] = agreement(manual, [automated_label(r, p) for r in recs])
+    out["ar_only"] = agreement(manual, [r.get("ar_only") for r in recs])
+    return out
 
 
 def fit_gate(

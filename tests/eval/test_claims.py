@@ -97,3 +97,23 @@ def test_unreadable_claims_are_retried_then_left_out_never_counted_as_zero() -> 
     assert res.score == 3 and "=> UNREADABLE" in res.reasoning
     none = verify_claims(garbage, "Só uma frase estranha aqui.", ["x"])
     assert none.score is None and none.error and "no claim" in none.error
+
+
+def test_the_strict_reading_is_kept_per_claim_and_the_verdicts_still_read_back() -> None:
+    from eval.claims import STRICT_USER, probabilities_in
+
+    def ask(messages):  # type: ignore[no-untyped-def]
+        user = messages[-1]["content"]
+        strict = "sem ressalvas" in user
+        if "zera" in user.split("AFIRMAÇÃO:")[1]:
+            return "SIM", {"SIM": 0.6 if strict else 0.95, "NÃO": 0.4 if strict else 0.05}
+        return "NÃO", {"SIM": 0.3 if strict else 0.2, "NÃO": 0.7 if strict else 0.8}
+
+    assert "sem ressalvas" in STRICT_USER
+    answer = "A ReLU zera os valores negativos. A ReLU satura para valores positivos grandes."
+    r = verify_claims(ask, answer, ["A ReLU zera os negativos."], strict=True)
+    assert r.probabilities == pytest.approx((0.95, 0.2))
+    assert r.strict == pytest.approx((0.6, 0.3))
+    assert r.attempts == 4  # each claim asked both ways
+    assert probabilities_in(r.reasoning) == pytest.approx([0.95, 0.2])
+    assert verify_claims(ask, answer, ["A ReLU zera os negativos."]).strict == ()

@@ -83,3 +83,38 @@ def test_report_of_a_damaged_log_fails_with_one_line_naming_it(tmp_path: Path) -
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{log}: line 2" in lines[0], proc.stderr
+
+
+def test_a_given_answer_is_checked_against_the_passages_its_own_claims_find() -> None:
+    from corpus.models import Hit
+    from eval.run import evaluate_item
+
+    def hit(lecture: str, start: float, text: str) -> Hit:
+        return Hit(corpus_id=int(start), score=1.0, lecture_id=lecture, title=lecture, url="",
+                   start=start, end=start + 120, text=text)
+
+    near_question = [hit("redes", 0.0, "Hoje falamos de redes neurais e camadas."),
+                     hit("redes", 90.0, "Uma rede tem camadas de neurônios."),
+                     hit("redes", 180.0, "Vamos ao exercício.")]
+    about_relu = hit("ativacao", 300.0, "A ReLU devolve zero para entradas negativas.")
+
+    def search(text: str, k: int) -> list[Hit]:
+        return [about_relu][:k] if "ReLU" in text else near_question[:k]
+
+    read: list[str] = []
+
+    def verify(messages):  # type: ignore[no-untyped-def]
+        read.append(messages[-1]["content"])
+        return "SIM", {"SIM": 0.9, "NÃO": 0.1}
+
+    p = Pipeline(judge=CountingJudge(), verify=verify, search=search, k=3)
+    row = {"id": "a1", "question": "O que faz uma rede neural?",
+           "answer": "A ReLU devolve zero para entradas negativas, o que ajuda a rede."}
+    out = evaluate_item(row, p)
+    claim_checks = [u for u in read if "AFIRMAÇÃO" in u]
+    assert claim_checks and all("A ReLU devolve zero" in u.split("AFIRMAÇÃO")[0]
+                                for u in claim_checks)
+    # the segments listed for the record are still the question's
+    assert [s["start"] for s in out["segments"]] == [0.0, 90.0, 180.0]
+    # the third window near the question (not among its best two) is not read
+    assert not any("Vamos ao exercício" in u for u in claim_checks)

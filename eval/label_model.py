@@ -1,0 +1,210 @@
+"""A small model from the judge's signals to C / PC / I, fitted on manually labelled items.
+
+The signals (``eval.signals.FEATURES``: AR, the claim check read two ways, coverage of the
+question, agreement with a reference answer) are standardised and fed to a multinomial
+logistic regression (scikit-learn, balanced class weights). Which signals it reads is chosen
+by forward selection on leave-one-question-out agreement (linear-weighted kappa) over the
+fitting items: a signal is kept only when adding it makes the labels of questions left out of
+the fit agree better. Answers to one question share their evidence, so leaving one answer out
+would flatter the fit.
+
+A ``LabelModel`` holds one or more ``Submodel``s, tried in order: the first whose signals an
+item has labels it (with a reference answer, one that reads the agreement with it; without, one
+that does not). It is stored as JSON (``to_json``) and needs no scikit-learn to predict.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from corpus.errors import InputError
+
+Row = Mapping[str, float | None]
+C_GRID = (0.1, 0.3, 1.0, 3.0)
+
+
+@dataclass(frozen=True)
+class Submodel:
+    """Logistic regression on standardised ``features``: class scores ``coef @ z + intercept``."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[tuple[float, ...], ...]
+    intercept: tuple[float, ...]
+    classes: tuple[str, ...]
+    c: float = 1.0
+
+    def usable(self, row: Row) -> bool:
+        return all(row.get(f) is not None for f in self.features)
+
+    def probabilities(self, row: Row) -> dict[str, float] | None:
+        """P(label) per class, or None when the row lacks one of the features."""
+        if not self.usable(row):
+            return None
+        z = [(float(row[f]) - m) / s  # type: ignore[arg-type]
+             for f, m, s in zip(self.features, self.mean, self.scale, strict=True)]
+        scores = [b + sum(w * x for w, x in zip(ws, z, strict=True))
+                  for ws, b in zip(self.coef, self.intercept, strict=True)]
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        total = sum(exps)
+        return {c: e / total for c, e in zip(self.classes, exps, strict=True)}
+
+    def predict(self, row: Row) -> str | None:
+        probs = self.probabilities(row)
+        return None if probs is None else max(probs, key=lambda c: probs[c])
+
+
+@dataclass(frozen=True)
+class LabelModel:
+    """Submodels tried in order; ``judge_model`` names the LLM whose signals it was fitted on
+    (probabilities of another model are on another scale)."""
+
+    models: tuple[Submodel, ...]
+    judge_model: str = ""
+    fitted_items: int = 0
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def predict(self, row: Row) -> str | None:
+        """The label of the first submodel that can read ``row``; None if none can."""
+        for m in self.models:
+            label = m.predict(row)
+            if label is not None:
+                return label
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LabelModel:
+        try:
+            models = tuple(
+                Submodel(features=tuple(m["features"]), mean=tuple(map(float, m["mean"])),
+                         scale=tuple(map(float, m["scale"])),
+                         coef=tuple(tuple(map(float, r)) for r in m["coef"]),
+                         intercept=tuple(map(float, m["intercept"])),
+                         classes=tuple(map(str, m["classes"])), c=float(m.get("c", 1.0)))
+                for m in data["models"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"not a label model: missing or bad field {exc}") from None
+        for m in models:
+            n = len(m.features)
+            if len(m.mean) != n or len(m.scale) != n or any(len(r) != n for r in m.coef) \
+                    or len(m.coef) != len(m.classes) or len(m.intercept) != len(m.classes):
+                raise InputError("not a label model: its weights do not match its features")
+        return cls(models=models, judge_model=str(data.get("judge_model", "")),
+                   fitted_items=int(data.get("fitted_items", 0)),
+                   figures=dict(data.get("figures") or {}))
+
+
+def fit_submodel(rows: Sequence[Row], labels: Sequence[str], features: Sequence[str],
+                 c: float = 1.0) -> Submodel:
+    """Logistic regression of ``labels`` on ``features`` (every row must have them)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.array([[float(r[f] or 0.0) for f in features] for r in rows], dtype=np.float64)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    if len(set(labels)) < 2:
+        raise InputError("the labelled items all have one label: nothing to tell apart")
+    lr = LogisticRegression(C=c, class_weight="balanced", max_iter=2000)
+    lr.fit((x - mean) / scale, list(labels))
+    coef, intercept = lr.coef_, lr.intercept_
+    if len(lr.classes_) == 2:  # binary: scikit-learn keeps one row; make it two
+        coef = np.vstack([-coef[0] / 2, coef[0] / 2])
+        intercept = np.array([-intercept[0] / 2, intercept[0] / 2])
+    return Submodel(features=tuple(features), mean=tuple(mean.tolist()),
+                    scale=tuple(scale.tolist()), coef=tuple(tuple(r) for r in coef.tolist()),
+                    intercept=tuple(intercept.tolist()), classes=tuple(lr.classes_.tolist()),
+                    c=c)
+
+
+def leave_group_out(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
+                    features: Sequence[str], c: float = 1.0) -> list[str | None]:
+    """Each row's label from a model fitted without its group (question)."""
+    out: list[str | None] = []
+    cache: dict[str, Submodel | None] = {}
+    for row, g in zip(rows, groups, strict=True):
+        if g not in cache:
+            idx = [i for i, h in enumerate(groups) if h != g]
+            try:
+                cache[g] = fit_submodel([rows[i] for i in idx], [labels[i] for i in idx],
+                                        features, c)
+            except InputError:
+                cache[g] = None
+        m = cache[g]
+        out.append(None if m is None else m.predict(row))
+    return out
+
+
+def _score(manual: Sequence[str], predicted: Sequence[str | None]) -> tuple[float, float]:
+    from eval.metrics import accuracy, cohen_kappa
+
+    kappa = cohen_kappa(list(manual), list(predicted), weights="linear")
+    return (-1.0 if kappa is None else kappa, accuracy(list(manual), list(predicted)) or 0.0)
+
+
+def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
+                    candidates: Sequence[str], c_grid: Sequence[float] = C_GRID
+                    ) -> tuple[tuple[str, ...], float, list[dict[str, Any]]]:
+    """Forward selection on leave-one-group-out (linear kappa, then accuracy) at C=1, then the
+    regularisation for the chosen features: the features, C, and each step's figures (what
+    every candidate would have made of the labels of the questions left out)."""
+    chosen: list[str] = []
+    best = (-math.inf, -math.inf)
+    steps: list[dict[str, Any]] = []
+    while True:
+        tried = {f: _score(labels, leave_group_out(rows, labels, groups, [*chosen, f]))
+                 for f in candidates if f not in chosen}
+        steps.append({"with": list(chosen),
+                      "adding": {f: [round(k, 4), round(a, 4)] for f, (k, a) in tried.items()}})
+        if not tried:
+            break
+        f, key = max(tried.items(), key=lambda kv: kv[1])
+        if key <= best:
+            break
+        best = key
+        chosen.append(f)
+    if not chosen:
+        raise InputError("no signal tells the labels apart on questions left out of the fit")
+    by_c = {c: _score(labels, leave_group_out(rows, labels, groups, chosen, c)) for c in c_grid}
+    best_c = max(c_grid, key=lambda c: (by_c[c], c == 1.0))
+    steps.append({"with": list(chosen), "c": {str(c): list(v) for c, v in by_c.items()}})
+    return tuple(chosen), best_c, steps
+
+
+def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
+                    candidates: Sequence[str], *, judge_model: str = "") -> LabelModel:
+    """Submodels chosen and fitted on the rows that have their signals: first one that may read
+    ``reference_agree`` (when some rows have it), then one that does not."""
+    variants = [list(candidates)]
+    if "reference_agree" in candidates:
+        variants.append([f for f in candidates if f != "reference_agree"])
+    models: list[Submodel] = []
+    figures: dict[str, Any] = {}
+    for cands in variants:
+        idx = [i for i, r in enumerate(rows) if all(r.get(f) is not None for f in cands)]
+        if len({labels[i] for i in idx}) < 2 or len({groups[i] for i in idx}) < 3:
+            continue
+        sub_rows = [rows[i] for i in idx]
+        sub_labels = [labels[i] for i in idx]
+        sub_groups = [groups[i] for i in idx]
+        chosen, c, steps = select_features(sub_rows, sub_labels, sub_groups, cands)
+        models.append(fit_submodel(sub_rows, sub_labels, chosen, c))
+        figures["+".join(chosen)] = {"items": len(idx), "selection": steps}
+    if not models:
+        raise InputError("too few labelled items with judge signals to fit a label model "
+                         "(need two labels and three questions)")
+    return LabelModel(models=tuple(models), judge_model=judge_model,
+                      fitted_items=len(rows), figures=figures)

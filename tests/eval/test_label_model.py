@@ -1,0 +1,84 @@
+"""The label model: fitted on judge signals, chosen by leave-one-question-out, stored as a file
+that labels exactly as the fitted model did."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from corpus.errors import InputError
+from eval.label_model import LabelModel, fit_label_model, fit_submodel, leave_group_out
+from eval.metrics import cohen_kappa
+from eval.signals import FEATURES, features
+
+LEVEL = {"C": 0.95, "PC": 0.75, "I": 0.45}
+
+
+def _items(n_questions: int, seed: int) -> tuple[list[dict], list[str], list[str]]:
+    """Three answers a question, C/PC/I: the claim check tracks the label with noise, the
+    coverage check is noise, and no item has a reference answer."""
+    rnd = random.Random(seed)
+    rows, labels, groups = [], [], []
+    for q in range(n_questions):
+        for label in ("C", "PC", "I"):
+            ps = [min(1.0, max(0.0, LEVEL[label] + rnd.gauss(0, 0.06))) for _ in range(4)]
+            item = {"ar_score": rnd.choice([2, 3]), "correctness_claim_p": ps,
+                    "correctness_strict_p": [rnd.random() for _ in ps],
+                    "coverage_p": rnd.random()}
+            rows.append(features(item))
+            labels.append(label)
+            groups.append(f"q{q}")
+    return rows, labels, groups
+
+
+def test_it_keeps_the_signal_that_separates_the_labels_and_labels_new_questions() -> None:
+    rows, labels, groups = _items(20, seed=1)
+    model = fit_label_model(rows, labels, groups, FEATURES, judge_model="m")
+    [sub] = model.models  # no item has a reference answer: one submodel
+    assert sub.features[0] in ("claim_mean", "claim_min")
+    assert "coverage" not in sub.features and "reference_agree" not in sub.features
+    new_rows, new_labels, _ = _items(10, seed=2)  # questions it never saw
+    predicted = [model.predict(r) for r in new_rows]
+    assert cohen_kappa(new_labels, predicted, weights="linear") >= 0.8
+
+
+def test_the_model_round_trips_through_its_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    rows, labels, groups = _items(12, seed=3)
+    model = fit_label_model(rows, labels, groups, FEATURES, judge_model="qwen")
+    path = tmp_path / "labels.json"
+    path.write_text(model.to_json(), encoding="utf-8")
+    loaded = LabelModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    assert loaded.judge_model == "qwen" and loaded.fitted_items == len(rows)
+    probe, _, _ = _items(5, seed=4)
+    for r in probe:
+        assert loaded.predict(r) == model.predict(r)
+        assert loaded.models[0].probabilities(r) == pytest.approx(model.models[0].probabilities(r))
+
+
+def test_an_item_without_the_signals_gets_no_label_from_the_model() -> None:
+    rows, labels, groups = _items(8, seed=5)
+    model = fit_label_model(rows, labels, groups, FEATURES)
+    assert model.predict({f: None for f in FEATURES}) is None
+
+
+def test_leaving_a_question_out_means_its_answers_never_reach_the_fit() -> None:
+    # only question q0 has PC answers: a fit that saw them labels them PC, one without never can
+    level = {"I": 0.1, "PC": 0.5, "C": 0.9}
+    labels = ["PC", "PC"] + ["C", "I"] * 5
+    groups = ["q0", "q0"] + [f"q{i}" for i in range(1, 6) for _ in range(2)]
+    rows = [{"claim_mean": level[lab] + 0.01 * i} for i, lab in enumerate(labels)]
+    assert fit_submodel(rows, labels, ["claim_mean"], 1.0).predict(rows[0]) == "PC"
+    predicted = leave_group_out(rows, labels, groups, ["claim_mean"])
+    assert predicted[:2] != ["PC", "PC"] and "PC" not in predicted[:2]
+
+
+def test_a_broken_model_file_names_what_is_wrong() -> None:
+    with pytest.raises(InputError, match="models"):
+        LabelModel.from_dict({"judge_model": "x"})
+    rows, labels, groups = _items(6, seed=6)
+    data = json.loads(fit_label_model(rows, labels, groups, FEATURES).to_json())
+    data["models"][0]["mean"] = data["models"][0]["mean"][:-1] + [0.0, 0.0]
+    with pytest.raises(InputError, match="do not match"):
+        LabelModel.from_dict(data)
