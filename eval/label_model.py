@@ -193,7 +193,12 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
         variants.append([f for f in candidates if f != "reference_agree"])
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
-    for cands in variants:
+    for variant in variants:
+        # a signal most items lack (not measured by this judge) is no candidate
+        cands = [f for f in variant if sum(r.get(f) is not None for r in rows) * 2 > len(rows)]
+        name = "with_reference" if "reference_agree" in cands else "without_reference"
+        if name in figures:
+            continue
         idx = [i for i, r in enumerate(rows) if all(r.get(f) is not None for f in cands)]
         if len({labels[i] for i in idx}) < 2 or len({groups[i] for i in idx}) < 3:
             continue
@@ -202,7 +207,7 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
         sub_groups = [groups[i] for i in idx]
         chosen, c, steps = select_features(sub_rows, sub_labels, sub_groups, cands)
         models.append(fit_submodel(sub_rows, sub_labels, chosen, c))
-        figures["+".join(chosen)] = {"items": len(idx), "selection": steps}
+        figures[name] = {"signals": list(chosen), "items": len(idx), "selection": steps}
     if not models:
         raise InputError("too few labelled items with judge signals to fit a label model "
                          "(need two labels and three questions)")

@@ -104,8 +104,9 @@ def test_eval_is_killed_resumed_and_reports(tmp_path: Path, sample_index, fake) 
     lines = [json.loads(x) for x in items.read_text().splitlines()]
     assert sorted(x["id"] for x in lines) == sorted(q[0] for q in QUESTIONS)  # none twice
     new_requests = len(fake.requests) - asked_before
-    # Each remaining item once: answer, relevance judge, one check per claim.
-    assert new_requests == sum(2 + claims_in(q) for i, q, _, _ in QUESTIONS
+    # Each remaining item once: answer, relevance judge, coverage check, and each claim
+    # checked twice (confirmed? confirmed without reservations?).
+    assert new_requests == sum(3 + 2 * claims_in(q) for i, q, _, _ in QUESTIONS
                                if i not in done_before)
     summary = json.loads(stdout)
     auto = summary["agreement"]["automated"]
