@@ -95,8 +95,10 @@ class Settings(BaseSettings):
     # first token's probability (needs logprobs; falls back to the reply's text); "cot": one
     # chain-of-thought prompt over all claims (weaker on small models, see eval/claims.py).
     judge_correctness: Literal["claims", "cot"] = "claims"
-    # The C/PC/I thresholds every judge labels with (`aula fit-labels` writes them): the
-    # service's background judge, `aula review judge`, `aula eval` and `aula judge` alike.
+    # The C/PC/I thresholds and label model every judge labels with (`aula fit-labels` writes
+    # them): the service's background judge, `aula review judge`, `aula eval` and `aula judge`
+    # alike. Unset: the default thresholds and the shipped label model (eval/labels.json, used
+    # only when the judge is the model it was fitted on).
     label_thresholds: Path | None = None
 
     database_url: str = "sqlite:///data/aula.db"
