@@ -8,6 +8,7 @@ embedded model under two conditions, then a label model fitted on the fitting pa
   finds its evidence by searching with the answer's claims). Only the test part is judged so
   (``BENCH_JUDGE_PLAIN_FIT=1`` judges the fitting part too, and the model is fitted on both):
   the figure says how a model fitted with gold evidence holds on answers that come without.
+  Stop 16 also fitted on 27 plain answers of the fitting part with the gold ones: no better.
 
 Printed per condition on the test part (14 questions, 42 answers): accuracy and linear kappa
 with 95% bootstrap intervals for the label model, for the thresholds' rule on AR and
