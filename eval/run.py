@@ -355,6 +355,7 @@ def relabel(items: list[dict[str, Any]], th: Thresholds, model: LabelModel | Non
     input is not changed."""
     from eval.claims import recorded_probabilities, score_at
 
+    p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)  # labels only
     out = []
     for it in items:
         it = dict(it)
@@ -363,7 +364,6 @@ def relabel(items: list[dict[str, Any]], th: Thresholds, model: LabelModel | Non
             score = score_at(ps, th.support_at)
             it.update(correctness_score=score, correctness=score / 3)
         if it.get("ar_score") is not None:
-            p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)
             label, it["label_by"] = labelled(it, p, it.get("correctness_score") is not None)
             it["automated"] = label if label is not None else it.get("automated")
         out.append(it)
