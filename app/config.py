@@ -126,6 +126,9 @@ class Settings(BaseSettings):
     trusted_proxies: str = ""  # comma-separated proxies whose X-Forwarded-For is believed
     # "auto": in the database when several server processes run, else in memory
     rate_limit_store: Literal["auto", "memory", "database"] = "auto"
+    # A server looks this often (seconds) at the index folder's live version and loads a new
+    # one written by `aula ingest` in another process or host, without restart; 0: never.
+    index_poll_seconds: float = Field(default=2.0, ge=0)
     password_hashes: int = Field(default=2, ge=1, le=64)  # argon2 hashes at once (19 MiB each)
     password_hash_wait: float = Field(default=5.0, gt=0)  # seconds a login waits (then 503)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
+from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from typing import Any
 
 from app.config import Settings
@@ -16,22 +18,93 @@ from corpus.retrieve import Retriever
 log = logging.getLogger(__name__)
 
 
-@dataclass
+class IndexWatch:
+    """Notices a new live version of the index folder (written by another process or host) and
+    builds a retriever over it, at most once every ``poll_s`` seconds.
+
+    One thread loads while the others keep answering from the retriever they have; a version
+    that fails to load (half-copied, wrong model) is logged and tried again at the next poll,
+    and the old retriever stays.
+    """
+
+    def __init__(self, store: IndexStore, build: Callable[[Any], Retriever], seen: str | None,
+                 poll_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.store = store
+        self.build = build
+        self.seen = seen
+        self.poll_s = poll_s
+        self.clock = clock
+        self._next = clock() + poll_s
+        self._lock = threading.Lock()
+
+    def poll(self) -> Retriever | None:
+        """A retriever over the new live version, or None when nothing changed (or not yet
+        time to look, or another thread is loading it)."""
+        now = self.clock()
+        if now < self._next or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            self._next = now + self.poll_s
+            version = self.store.live_version()
+            if version is None or version == self.seen:
+                return None
+            try:
+                retriever = self.build(self.store.load())
+            except Exception as exc:  # noqa: BLE001 - keep serving the version we have
+                log.warning("index %s: new version %s not loaded, still serving %s (%s)",
+                            self.store.root, version, self.seen, exc)
+                return None
+            log.info("index %s: now serving %s (was %s)", self.store.root, version, self.seen)
+            self.seen = version
+            return retriever
+        finally:
+            self._lock.release()
+
+
 class Services:
-    settings: Settings
-    retriever: Retriever
-    embedder: Any
-    llm: Any
-    llm_endpoint: str
-    stack: ExitStack = field(default_factory=ExitStack)
-    db: Any = None  # app.db.session.Database, opened in the app's lifespan
-    answerer: Any = None  # app.answerer.Answerer over ``llm`` (None without an LLM)
+    """The heavy objects, built once. ``retriever`` follows the index folder: with a ``watch``
+    it is replaced when another process writes a new version."""
+
+    def __init__(self, settings: Settings, retriever: Retriever, embedder: Any, llm: Any,
+                 llm_endpoint: str, stack: ExitStack | None = None, *,
+                 watch: IndexWatch | None = None) -> None:
+        self.settings = settings
+        self._retriever = retriever
+        self.embedder = embedder
+        self.llm = llm
+        self.llm_endpoint = llm_endpoint
+        self.stack = stack or ExitStack()
+        self.watch = watch
+        self.db: Any = None  # app.db.session.Database, opened in the app's lifespan
+        self.answerer: Any = None  # app.answerer.Answerer over ``llm`` (None without an LLM)
+
+    @property
+    def retriever(self) -> Retriever:
+        if self.watch is not None:
+            fresh = self.watch.poll()
+            if fresh is not None:
+                self._retriever = fresh
+        return self._retriever
+
+    @retriever.setter
+    def retriever(self, value: Retriever) -> None:
+        self._retriever = value
+
+    def cues_for(self, hit: Any) -> Any:
+        """The cues of ``hit``'s window in the index being served (the answerer's focus)."""
+        return self._retriever.cues_for(hit)
 
     def close(self) -> None:
         self.stack.close()
 
 
 def build_retriever(settings: Settings) -> tuple[Retriever, Any]:
+    store, data, embedder = _load_index(settings)
+    return retriever_for(settings, data, embedder), embedder
+
+
+def _load_index(settings: Settings) -> tuple[IndexStore, Any, Any]:
+    """The index folder, its live version and the embedder it was built with."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     store = IndexStore(settings.index_dir)
     data = store.load()
@@ -43,18 +116,19 @@ def build_retriever(settings: Settings) -> tuple[Retriever, Any]:
         batch_size=settings.embed_batch_size,
     )
     store.check_model(data, embedder.model_id)
-    return retriever_for(settings, data, embedder), embedder
+    return store, data, embedder
 
 
-def retriever_for(settings: Settings, data: Any, embedder: Any) -> Retriever:
+def retriever_for(settings: Settings, data: Any, embedder: Any,
+                  reranker: Any = None) -> Retriever:
     """A retriever over loaded ``data`` as the settings configure it (no LLM rerank: that
-    needs the LLM, see ``build_services``)."""
+    needs the LLM, see ``build_services``); ``reranker``: one already loaded, else the
+    configured cross-encoder is loaded."""
     from corpus.fusion import load_fusion
     from corpus.query import QueryRewriter
 
-    reranker = None
-    if settings.rerank == "cross-encoder" or (settings.rerank == "auto" and
-                                              settings.rerank_model):
+    if reranker is None and (settings.rerank == "cross-encoder" or (
+            settings.rerank == "auto" and settings.rerank_model)):
         from corpus.rerank import CrossEncoderReranker, RerankModelError
 
         if not settings.rerank_model:
@@ -99,7 +173,7 @@ def build_llm(settings: Settings, stack: ExitStack) -> tuple[Any, str]:
 
 
 def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
-    retriever, embedder = build_retriever(settings)
+    store, data, embedder = _load_index(settings)
     stack = ExitStack()
     llm, endpoint = (None, "")
     if with_llm:
@@ -108,14 +182,26 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
         except BaseException:
             stack.close()
             raise
-    services = Services(settings, retriever, embedder, llm, endpoint, stack)
-    if llm is not None and settings.rerank == "llm":
-        from app.evidence import llm_reranker
 
-        retriever.reranker = llm_reranker(llm.first_token)
+    loaded: list[Any] = []  # the reranker, loaded once for every version of the index
+
+    def build(data: Any) -> Retriever:
+        store.check_model(data, embedder.model_id)
+        r = retriever_for(settings, data, embedder, *loaded)
+        if llm is not None and settings.rerank == "llm":
+            from app.evidence import llm_reranker
+
+            r.reranker = llm_reranker(llm.first_token)
+        loaded[:] = [r.reranker] if r.reranker is not None else []
+        return r
+
+    retriever = build(data)
+    watch = (IndexWatch(store, build, retriever.data.live, settings.index_poll_seconds)
+             if settings.index_poll_seconds > 0 else None)
+    services = Services(settings, retriever, embedder, llm, endpoint, stack, watch=watch)
     if llm is not None:
         from app.answerer import Answerer
 
         services.answerer = Answerer.from_settings(
-            settings, llm, retriever, lambda texts, kind: embedder.embed(texts, kind))
+            settings, llm, services, lambda texts, kind: embedder.embed(texts, kind))
     return services

@@ -123,6 +123,8 @@ class IndexData:
     units: pd.DataFrame | None = None
     """The short units inside the windows (None for an index written without them)."""
     unit_vectors: np.ndarray | None = None
+    live: str | None = None
+    """The version folder this was loaded from (None for data not read from a folder)."""
 
     def __post_init__(self) -> None:
         self.row_of = {int(c): i for i, c in enumerate(self.segments["corpus_id"].tolist())}
@@ -176,6 +178,14 @@ class IndexStore:
     def exists(self) -> bool:
         return self.current_dir() is not None
 
+    def live_version(self) -> str | None:
+        """The name of the live version folder (one small read): it changes with every write,
+        so a server compares it to notice a re-ingest by another process."""
+        try:
+            return (self.root / "CURRENT").read_text().strip() or None
+        except OSError:
+            return None
+
     def load(self, *, with_faiss: bool = True, use_gpu: bool | None = None) -> IndexData:
         """Load the live version; raises IndexNotFound with the directory named."""
         path = self.current_dir()
@@ -193,7 +203,7 @@ class IndexStore:
             units = pd.read_parquet(path / "units.parquet")
             unit_vectors = np.load(path / "unit_vectors.npy")
         data = IndexData(manifest, segments, lectures, vectors, cues=cues, units=units,
-                         unit_vectors=unit_vectors)
+                         unit_vectors=unit_vectors, live=path.name)
         if with_faiss:
             faiss = faiss_module()
             index = faiss.read_index(str(path / "index.faiss"))
