@@ -126,6 +126,14 @@ class Settings(BaseSettings):
     trusted_proxies: str = ""  # comma-separated proxies whose X-Forwarded-For is believed
     # "auto": in the database when several server processes run, else in memory
     rate_limit_store: Literal["auto", "memory", "database"] = "auto"
+    # Where the windows are searched (corpus/vector_store.py): "faiss", the index folder's FAISS
+    # index and BM25 in each process; "milvus", one Milvus collection every process and host
+    # shares (dense E5 field and BM25 sparse field). AULA_MILVUS_URI: a server
+    # (http://host:19530) or a milvus-lite file (FILE.db, one process); default INDEX_DIR/milvus.db.
+    vector_store: Literal["faiss", "milvus"] = "faiss"
+    milvus_uri: str = ""
+    milvus_token: str | None = None
+    milvus_collection: str = "aula_windows"
     # A server looks this often (seconds) at the index folder's live version and loads a new
     # one written by `aula ingest` in another process or host, without restart; 0: never.
     index_poll_seconds: float = Field(default=2.0, ge=0)

@@ -126,6 +126,7 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
     configured cross-encoder is loaded."""
     from corpus.fusion import load_fusion
     from corpus.query import QueryRewriter
+    from corpus.vector_store import open_vector_store
 
     if reranker is None and (settings.rerank == "cross-encoder" or (
             settings.rerank == "auto" and settings.rerank_model)):
@@ -140,7 +141,8 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
     return Retriever(data, embedder, settings.search_mode,
                      fusion=load_fusion(settings.index_dir, settings.fusion_file),
                      rewriter=rewriter, reranker=reranker,
-                     rerank_candidates=settings.rerank_candidates)
+                     rerank_candidates=settings.rerank_candidates,
+                     store=open_vector_store(settings, data))
 
 
 def build_llm(settings: Settings, stack: ExitStack) -> tuple[Any, str]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+import zlib
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -89,3 +92,52 @@ class BM25Index:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self.ids[r]), float(scores[r])) for r in top if scores[r] > 0]
+
+
+K1, B = 1.5, 0.75  # bm25s' defaults (its "lucene" variant), which BM25Index uses
+
+
+def term_id(token: str) -> int:
+    """A token's dimension in a sparse vector: stable across processes and hosts (CRC-32, not
+    Python's salted ``hash``). Two tokens of one corpus rarely share a dimension; when they do,
+    their weights add, as in a hashed BM25."""
+    return zlib.crc32(token.encode("utf-8")) & 0x7FFFFFFF
+
+
+class BM25Weights:
+    """BM25 as sparse vectors, for a vector store's lexical field: a document's vector holds
+    each term's length-normalised frequency, a query's holds each term's idf, and their inner
+    product is the BM25 score BM25Index gives (same tokenizer, same variant, same k1 and b).
+
+    The document weights depend on the corpus' average length: after a change to the corpus
+    the stored vectors are written again (``corpus.vector_store.MilvusStore.sync``).
+    """
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.tokens = [tokenize(t) or ["__empty__"] for t in texts]
+        self.n = len(self.tokens)
+        self.avgdl = sum(len(t) for t in self.tokens) / max(1, self.n)
+        df: Counter[str] = Counter()
+        for toks in self.tokens:
+            df.update(set(toks))
+        self.idf = {t: math.log(1 + (self.n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+
+    def document(self, i: int) -> dict[int, float]:
+        """The sparse vector of the ``i``-th text."""
+        toks = self.tokens[i]
+        norm = K1 * (1 - B + B * len(toks) / self.avgdl) if self.avgdl else K1
+        out: dict[int, float] = {}
+        for tok, tf in Counter(toks).items():
+            key = term_id(tok)
+            out[key] = out.get(key, 0.0) + tf / (tf + norm)
+        return out
+
+    def query(self, text: str) -> dict[int, float]:
+        """The sparse vector of a query: idf of each known term, once per occurrence (empty
+        when no term of the query is in the corpus)."""
+        out: dict[int, float] = {}
+        for tok in tokenize(text):
+            if tok in self.idf:
+                key = term_id(tok)
+                out[key] = out.get(key, 0.0) + self.idf[tok]
+        return out

@@ -60,6 +60,8 @@ class IngestSummary:
     reused: int = 0
     total_segments: int = 0
     total_lectures: int = 0
+    vector_store: dict[str, Any] = field(default_factory=dict)
+    """What the shared vector store did (``MilvusStore.sync``), when there is one."""
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -87,11 +89,13 @@ def ingest(
     params: SegmentParams | None = None,
     index_kind: str = "flat",
     progress: bool = False,
+    vector_store: Any = None,
 ) -> IngestSummary:
     """Read every transcript under ``paths`` and write a new index version.
 
     Files that fail to parse are listed in the summary and do not stop the others; the previous
-    index stays live until the new version is complete.
+    index stays live until the new version is complete. ``vector_store`` (a
+    ``corpus.vector_store.MilvusStore``) is brought to the new version after the folder.
     """
     params = params or SegmentParams()
     summary = IngestSummary(index_dir=str(store.root))
@@ -160,6 +164,9 @@ def ingest(
         else:
             new.manifest.pop("units", None)
         store.write(new)
+        if vector_store is not None:
+            summary.vector_store = {"name": vector_store.name,
+                                    **vector_store.sync(new, progress=progress)}
     if new.cues is not None:
         summary.repeated = repeated_lectures(new.cues, set(updates))
         for rep in summary.repeated:

@@ -16,6 +16,7 @@ from corpus.index import IndexData
 from corpus.models import Cue, Hit
 from corpus.query import QueryRewriter
 from corpus.units import best_per_window, members
+from corpus.vector_store import FolderStore, Ranked, VectorStore, cosines
 
 Mode = Literal["dense", "bm25", "hybrid"]
 
@@ -33,14 +34,6 @@ class SearchResult:
     timings: SearchTimings = field(default_factory=SearchTimings)
     query: str = ""
     """The question as searched, after the rewriter (corpus.query)."""
-
-
-def cosines(rows: np.ndarray, qv: np.ndarray) -> np.ndarray:
-    """``rows @ qv`` without BLAS. numpy's BLAS threads keep spinning after a product and
-    starve the query embedder's own threads: measured on 2 cores, the next E5 query took 90-110
-    ms instead of 35 after a BLAS product over 9,300 unit vectors, and 32-36 ms after this
-    single-threaded loop (6 ms for the whole search)."""
-    return np.einsum("ij,j->i", rows, qv, optimize=False)
 
 
 def _windows_only(fusion: Fusion, mode: str) -> Fusion:
@@ -68,7 +61,8 @@ class Retriever:
     ``corpus/fusion.json``); an index without units
     uses the window channels alone. ``rewriter`` turns a student's spelling into the corpus'
     (None: the question as typed). ``reranker`` reorders the first ``rerank_candidates`` fused
-    hits (None: no rerank).
+    hits (None: no rerank). ``store`` answers the window channels (default: the folder's FAISS
+    index and BM25; ``corpus.vector_store.MilvusStore`` for a shared one).
     """
 
     def __init__(
@@ -81,8 +75,10 @@ class Retriever:
         rewriter: QueryRewriter | None = None,
         reranker: Reranker | None = None,
         rerank_candidates: int = 10,
+        store: VectorStore | None = None,
     ) -> None:
         self.data = data
+        self.store = store if store is not None else FolderStore(data)
         self.embedder = embedder
         self.mode = mode
         self.fusion = fusion or load_fusion()
@@ -92,7 +88,6 @@ class Retriever:
         segs = data.segments
         self._ids = segs["corpus_id"].to_numpy(np.int64)
         self._lecture = segs["lecture_id"].to_numpy()
-        self._bm25 = BM25Index(self._ids.tolist(), segs["text"].tolist()) if len(segs) else None
         self._meta = data.lecture_meta()
         self._cues: dict[str, tuple[np.ndarray, list[Cue]]] = {}
         if data.cues is not None and len(data.cues):
@@ -195,11 +190,9 @@ class Retriever:
         rankings: dict[str, Ranking] = {}
         unit_scores: dict[str, np.ndarray] = {}
         if qv is not None and fusion.weight("dense"):
-            rankings["dense"] = self._dense(qv, pool, mask)
-        if self._bm25 is not None and fusion.weight("bm25"):
-            found = self._bm25.search(query, pool, mask)
-            rankings["bm25"] = (np.array([self.data.row_of[c] for c, _ in found], np.int64),
-                                np.array([v for _, v in found], np.float64))
+            rankings["dense"] = self._rows(self.store.dense(qv, pool, lectures))
+        if fusion.weight("bm25"):
+            rankings["bm25"] = self._rows(self.store.lexical(query, pool, lectures))
         wants_units = locate or fusion.weight("dense_unit") or fusion.weight("bm25_unit")
         if self._units is not None and wants_units:
             if qv is not None and mode != "bm25":
@@ -241,14 +234,11 @@ class Retriever:
         pool = min(pool, n)
         if self.embedder is not None:
             qv = self.embed_query(question)
-            out["dense"] = self._dense(qv, pool, None)
+            out["dense"] = self._rows(self.store.dense(qv, pool))
             if self._units is not None:
                 best, _ = best_per_window(n, self._pair_w, self._pair_u, self._unit_dense(qv, None))
                 out["dense_unit"] = top_pool(best, pool)
-        if self._bm25 is not None:
-            found = self._bm25.search(query, pool)
-            out["bm25"] = (np.array([self.data.row_of[c] for c, _ in found], np.int64),
-                           np.array([v for _, v in found], np.float64))
+        out["bm25"] = self._rows(self.store.lexical(query, pool))
         if self._unit_bm25 is not None:
             bm = self._unit_bm25.scores(query)
             best, _ = best_per_window(n, self._pair_w, self._pair_u, np.where(bm > 0, bm, -np.inf))
@@ -289,18 +279,13 @@ class Retriever:
             total += weights[channel] / (fusion.k + ranks)
         return float(self._unit_start[inside[int(np.argmax(total))]])
 
-    def _dense(self, qv: np.ndarray, pool: int, mask: np.ndarray | None) -> Ranking:
-        """The ``pool`` windows closest to ``qv``: rows and cosines, best first."""
-        index = self.data.faiss_index
-        if mask is not None or index is None:  # exact scores (over the chosen lectures)
-            scores = cosines(self.data.vectors, qv)
-            if mask is not None:
-                scores = np.where(mask, scores, -np.inf)
-            return top_pool(scores, pool)
-        dist, ids = index.search(qv.reshape(1, -1).astype(np.float32), pool)
-        keep = ids[0] >= 0
-        rows = np.array([self.data.row_of[int(c)] for c in ids[0][keep]], np.int64)
-        return rows, dist[0][keep].astype(np.float64)
+    def _rows(self, ranked: Ranked) -> Ranking:
+        """A store's corpus ids as rows of this catalogue version; ids it does not know (a
+        shared store already holding a newer or older version's windows) are left out."""
+        ids, scores = ranked
+        rows = [self.data.row_of.get(int(c), -1) for c in ids]
+        keep = np.array([r >= 0 for r in rows], bool)
+        return np.array(rows, np.int64)[keep], np.asarray(scores, np.float64)[keep]
 
     def _hit(self, cid: int, row: int, score: float, answer_start: float | None = None) -> Hit:
         seg = self.data.segments.iloc[row]

@@ -40,3 +40,40 @@ def sample_index(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
     store = IndexStore(root)
     ingest([SAMPLES], store, embedder)
     return store
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """milvus-lite's gRPC server in its own process, the protocol of Milvus Standalone: its
+    ``http://127.0.0.1:PORT`` address."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    port = free_port()
+    data = tmp_path_factory.mktemp("milvus-server")
+    proc = subprocess.Popen([sys.executable, "-m", "milvus_lite", "server", "--data-dir",
+                             str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError("milvus-lite server did not start")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)

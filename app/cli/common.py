@@ -37,6 +37,7 @@ _USER_ERRORS = {
     "corpus.index": ("IndexStoreError",),
     "corpus.embed": ("EmbeddingModelError",),
     "corpus.rerank": ("RerankModelError",),
+    "corpus.vector_store": ("VectorStoreError",),
     "app.llm": ("LLMError",),
     "app.embedded_llm": ("ModelAssemblyError", "EmbeddedLLMError"),
     "app.db.session": ("DatabaseUnavailable",),

@@ -52,10 +52,16 @@ def ingest(
             s.window_seconds, s.overlap_seconds, s.window_tokens, s.overlap_tokens,
             s.unit_seconds, s.unit_overlap_seconds,
         )
-        summary = run_ingest(
-            paths, IndexStore(s.index_dir), embedder, include=include, manifest=manifest,
-            params=params, index_kind=kind or s.index_kind, progress=not json_out,
-        )
+        shared = shared_store(s)
+        try:
+            summary = run_ingest(
+                paths, IndexStore(s.index_dir), embedder, include=include, manifest=manifest,
+                params=params, index_kind=kind or s.index_kind, progress=not json_out,
+                vector_store=shared,
+            )
+        finally:
+            if shared is not None:
+                shared.close()
     if json_out:
         print_json(summary.as_dict())
     else:
@@ -160,6 +166,21 @@ def remove(
     with one_line_errors():
         store = IndexStore(s.index_dir)
         with store.lock():
-            data = store.load(with_faiss=False)
-            store.write(remove_lectures(data, lecture_ids))
+            data = remove_lectures(store.load(with_faiss=False), lecture_ids)
+            store.write(data)
+            shared = shared_store(s)
+            if shared is not None:
+                try:
+                    shared.sync(data)
+                finally:
+                    shared.close()
     typer.echo(f"removidas: {', '.join(lecture_ids)}")
+
+
+def shared_store(s):  # type: ignore[no-untyped-def]
+    """The shared vector store the settings name (AULA_VECTOR_STORE=milvus), else None."""
+    if s.vector_store != "milvus":
+        return None
+    from corpus.vector_store import MilvusStore, milvus_uri
+
+    return MilvusStore(milvus_uri(s), s.milvus_collection, token=s.milvus_token)

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from corpus.index import IndexStore
 from tests.app.fake_llm import FakeLLMServer
-from tests.conftest import ROOT, SAMPLES
+from tests.conftest import ROOT, SAMPLES, free_port
 
 NEW_LECTURE = """WEBVTT
 
@@ -30,12 +31,6 @@ Hoje vamos falar do algoritmo de Dijkstra para caminhos mínimos em grafos.
 00:00:20.000 --> 00:00:45.000
 O algoritmo de Dijkstra usa uma fila de prioridade e não aceita arestas com peso negativo.
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def serve(port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -59,19 +54,32 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: floa
     raise AssertionError(f"server not ready: {log.read_text()[-2000:]}")
 
 
-@pytest.fixture(scope="module")
-def replicas(tmp_path_factory: pytest.TempPathFactory, sample_index) -> Iterator[  # type: ignore[no-untyped-def]
-        tuple[list[str], Path]]:
+@pytest.fixture(scope="module", params=["faiss", "milvus"])
+def replicas(request, tmp_path_factory: pytest.TempPathFactory, sample_index) -> Iterator[  # type: ignore[no-untyped-def]
+        tuple[list[str], Path, Any]]:
+    """Two servers on one database and one index folder; their windows searched in each
+    process (faiss) or in one Milvus server they share (milvus). Yields their URLs, the index
+    folder and the shared store (None for faiss)."""
+    from corpus.vector_store import MilvusStore
+
     folder = tmp_path_factory.mktemp("replicas")
     index = folder / "index"
     shutil.copytree(sample_index.root, index)
+    extra, shared = {}, None
+    if request.param == "milvus":
+        uri = request.getfixturevalue("milvus_server")
+        extra = {"AULA_VECTOR_STORE": "milvus", "AULA_MILVUS_URI": uri,
+                 "AULA_MILVUS_COLLECTION": "replicas"}
+        shared = MilvusStore(uri, "replicas")
+        shared.drop()
+        shared.sync(IndexStore(index).load(with_faiss=False))
     with FakeLLMServer() as llm:
         env = {**os.environ, "AULA_INDEX_DIR": str(index),
                "AULA_DATABASE_URL": f"sqlite:///{folder}/aula.db",
                "AULA_LLM_BASE_URL": llm.base_url, "AULA_LLM_MODEL": "fake-model",
                "AULA_ANSWER_STRATEGY": "direct", "AULA_ASK_RATE_PER_MINUTE": "2",
                "AULA_RATE_LIMIT_STORE": "database", "AULA_INDEX_POLL_SECONDS": "0.2",
-               "AULA_SEARCH_RATE_PER_MINUTE": "0", "HF_HUB_OFFLINE": "1"}
+               "AULA_SEARCH_RATE_PER_MINUTE": "0", "HF_HUB_OFFLINE": "1", **extra}
         procs, urls, logs = [], [], []
         try:
             for n in range(2):
@@ -81,8 +89,10 @@ def replicas(tmp_path_factory: pytest.TempPathFactory, sample_index) -> Iterator
                 urls.append(f"http://127.0.0.1:{port}")
             for url, proc, log in zip(urls, procs, logs, strict=True):
                 wait_ready(url, proc, log)
-            yield urls, index
+            yield urls, index, shared
         finally:
+            if shared is not None:
+                shared.close()
             for proc in procs:
                 proc.terminate()
             for proc in procs:
@@ -98,8 +108,8 @@ def ask(url: str) -> httpx.Response:
 
 
 def test_a_students_question_limit_holds_across_both_servers(
-        replicas: tuple[list[str], Path]) -> None:
-    (a, b), _ = replicas
+        replicas: tuple[list[str], Path, Any]) -> None:
+    (a, b), _, _ = replicas
     first, second = ask(a), ask(b)
     assert first.status_code == 200 and second.status_code == 200
     # each process alone would still have a question left; together they have spent both
@@ -109,11 +119,10 @@ def test_a_students_question_limit_holds_across_both_servers(
 
 
 def test_a_lecture_ingested_while_they_run_is_found_by_both(
-        replicas: tuple[list[str], Path], embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from corpus.index import IndexStore
+        replicas: tuple[list[str], Path, Any], embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from corpus.ingest import ingest
 
-    urls, index = replicas
+    urls, index, shared = replicas
 
     def found(url: str) -> bool:
         r = httpx.get(f"{url}/search", params={"q": "algoritmo de Dijkstra", "k": 3}, timeout=30)
@@ -125,7 +134,7 @@ def test_a_lecture_ingested_while_they_run_is_found_by_both(
     shutil.copytree(SAMPLES, lectures)
     (lectures / "grafos").mkdir()
     (lectures / "grafos" / "grafos.vtt").write_text(NEW_LECTURE, encoding="utf-8")
-    ingest([lectures / "grafos"], IndexStore(index), embedder)
+    ingest([lectures / "grafos"], IndexStore(index), embedder, vector_store=shared)
     deadline = time.monotonic() + 30
     pending = set(urls)
     while pending and time.monotonic() < deadline:
@@ -141,7 +150,6 @@ def test_a_lecture_ingested_while_they_run_is_found_by_both(
 def test_a_new_version_that_fails_to_load_leaves_the_old_one_serving(
         sample_index, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from app.services import IndexWatch
-    from corpus.index import IndexStore
 
     index = tmp_path / "index"
     shutil.copytree(sample_index.root, index)

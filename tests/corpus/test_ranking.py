@@ -62,6 +62,23 @@ def lab_index(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
     return store
 
 
+@pytest.fixture(scope="module", params=["faiss", "milvus"])
+def lab_retriever(request, lab_index, embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The lab index searched through the folder's FAISS and BM25, or through a Milvus
+    collection (milvus-lite in a file) holding the same windows."""
+    from corpus.vector_store import MilvusStore
+
+    data = lab_index.load()
+    store = None
+    if request.param == "milvus":
+        store = MilvusStore(str(tmp_path_factory.mktemp("milvus") / "lab.db"),
+                            texts=data.segments["text"].tolist())
+        store.sync(data)
+    yield Retriever(data, embedder, store=store)
+    if store is not None:
+        store.close()
+
+
 def _where(hits, second: float) -> list[int]:  # type: ignore[no-untyped-def]
     """Ranks (1-based) of lab hits whose window holds ``second``."""
     return [r for r, h in enumerate(hits, 1)
@@ -72,8 +89,8 @@ EXACT = "qual dia é a aula no tarsila"  # a name: only the exact word matches
 PARAPHRASE = "overfitting: o que é?"  # the lab says "sobreajuste", in other words
 
 
-def test_an_exact_term_and_a_paraphrase_both_survive_fusion(lab_index, embedder) -> None:  # type: ignore[no-untyped-def]
-    r = Retriever(lab_index.load(), embedder)
+def test_an_exact_term_and_a_paraphrase_both_survive_fusion(lab_retriever) -> None:  # type: ignore[no-untyped-def]
+    r = lab_retriever
     assert _where(r.search(EXACT, 2, mode="bm25"), 340)
     assert _where(r.search(EXACT, 2, mode="hybrid"), 340)
     assert not _where(r.search(PARAPHRASE, 10, mode="bm25"), 200)  # no word in common
@@ -81,8 +98,8 @@ def test_an_exact_term_and_a_paraphrase_both_survive_fusion(lab_index, embedder)
     assert _where(r.search(PARAPHRASE, 5, mode="hybrid"), 200)
 
 
-def test_hits_say_where_in_the_window_the_answer_starts(lab_index, embedder) -> None:  # type: ignore[no-untyped-def]
-    r = Retriever(lab_index.load(), embedder)
+def test_hits_say_where_in_the_window_the_answer_starts(lab_retriever) -> None:  # type: ignore[no-untyped-def]
+    r = lab_retriever
     top = r.search("como se chama quando o modelo decora os exemplos e falha nos inéditos?", 1)[0]
     assert top.lecture_id == "laboratorio"
     assert top.start <= top.answer_start <= 190 < top.end  # the unit holding the definition
