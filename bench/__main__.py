@@ -8,7 +8,8 @@ import time
 
 ALL = [
     "answer_quality",
-    "ingest_query", "retrieval_quality", "faiss_scale", "ask_latency", "search_load", "load_run",
+    "ingest_query", "retrieval_quality", "vector_stores", "faiss_scale", "ask_latency",
+    "search_load", "load_run",
     "judge_throughput", "judge_agreement", "annotate",
 ]
 

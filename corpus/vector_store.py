@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -136,12 +136,12 @@ class MilvusStore:
 
     def __init__(self, uri: str, collection: str = "aula_windows", *, token: str | None = None,
                  texts: Sequence[str] | None = None) -> None:
-        logging.getLogger("pymilvus").setLevel(logging.ERROR)  # not its client-side notes
         try:
             from pymilvus import MilvusClient
         except ImportError as exc:  # pragma: no cover - pymilvus is a dependency
             raise VectorStoreError("AULA_VECTOR_STORE=milvus needs pymilvus "
                                    "(pip install pymilvus milvus-lite)") from exc
+        logging.getLogger("pymilvus").setLevel(logging.ERROR)  # not its client-side notes
         self.uri = uri
         self.collection = collection
         if not uri.startswith(("http://", "https://", "tcp://", "unix:")):

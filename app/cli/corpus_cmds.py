@@ -95,6 +95,9 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
         f"{summary.reused} reaproveitados, {len(summary.failed)} falhas; índice "
         f"{summary.index_dir}: {summary.total_lectures} aulas, {summary.total_segments} segmentos"
     )
+    if summary.vector_store:
+        vs = summary.vector_store
+        echo(f"{vs['name']}: {vs['written']} janelas gravadas, {vs['deleted']} removidas")
 
 
 def search(
