@@ -38,6 +38,7 @@ _USER_ERRORS = {
     "corpus.embed": ("EmbeddingModelError",),
     "corpus.rerank": ("RerankModelError",),
     "corpus.vector_store": ("VectorStoreError",),
+    "corpus.ray_embed": ("RayUnavailable",),
     "app.llm": ("LLMError",),
     "app.embedded_llm": ("ModelAssemblyError", "EmbeddedLLMError"),
     "app.db.session": ("DatabaseUnavailable",),

