@@ -8,7 +8,7 @@ import time
 
 ALL = [
     "answer_quality",
-    "ingest_query", "retrieval_quality", "vector_stores", "faiss_scale", "ask_latency",
+    "ingest_query", "ingest_scale", "retrieval_quality", "vector_stores", "faiss_scale", "ask_latency",
     "search_load", "load_run",
     "judge_throughput", "judge_agreement", "annotate",
 ]
