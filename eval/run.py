@@ -13,7 +13,7 @@ import json
 import math
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,31 +275,44 @@ class ItemLog:
 
 def run_batch(
     questions: pd.DataFrame,
-    pipeline: Pipeline,
+    pipeline: Pipeline | None,
     out_dir: Path,
     *,
     concurrency: int = 1,
     progress: bool = True,
+    evaluate_all: Callable[[list[dict[str, Any]]], Iterator[dict[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Evaluate every question not already done in ``out_dir``; returns all items."""
+    """Evaluate every question not already done in ``out_dir``; returns all items.
+
+    Items are appended to the log as they finish, so a killed run resumes. ``evaluate_all``
+    evaluates rows elsewhere (``app.ray_eval``: Ray workers) and yields the items as they
+    finish, in any order; without it, ``pipeline`` runs here on ``concurrency`` threads."""
     out_dir.mkdir(parents=True, exist_ok=True)
     log = ItemLog(out_dir)
     done = log.done()
     rows = [r for r in questions.to_dict("records") if str(r["id"]) not in done]
     bar = _bar(len(questions), len(done), progress)
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        futures = {pool.submit(evaluate_item, r, pipeline): r for r in rows}
-        for fut in as_completed(futures):
-            item = fut.result()
-            item["id"] = str(item["id"])
-            log.append(item)
-            done[item["id"]] = item
-            if bar is not None:
-                bar.update(1)
+    for item in (evaluate_all(rows) if evaluate_all is not None
+                 else _threads(rows, pipeline, concurrency)):
+        item["id"] = str(item["id"])
+        log.append(item)
+        done[item["id"]] = item
+        if bar is not None:
+            bar.update(1)
     if bar is not None:
         bar.close()
     order = [str(i) for i in questions["id"]]
     return [done[i] for i in order if i in done]
+
+
+def _threads(rows: list[dict[str, Any]], pipeline: Pipeline | None, concurrency: int
+             ) -> Iterator[dict[str, Any]]:
+    if pipeline is None:
+        raise ValueError("run_batch needs a pipeline or evaluate_all")
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        futures = [pool.submit(evaluate_item, r, pipeline) for r in rows]
+        for fut in as_completed(futures):
+            yield fut.result()
 
 
 def _bar(total: int, initial: int, on: bool) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,33 +84,64 @@ def eval_cmd(
     hide_urls: bool = typer.Option(False, "--hide-urls", help="URLs as 'oculto' in records."),
     ragas: bool = typer.Option(False, "--ragas", help="Also score ragas answer relevancy, "
                                "faithfulness (and context precision/recall with a reference)."),
+    ray: str | None = typer.Option(
+        None, "--ray", metavar="ADDRESS",
+        help="Spread questions over Ray workers: 'local', 'auto' or ray://HEAD:10001."),
+    ray_workers: int = typer.Option(2, "--ray-workers", min=1,
+                                    help="Ray workers, each with its own retriever and clients."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Run a question set through retrieval, answer and judges; write the reports to --out.
     Killed runs resume: finished items are kept in OUT/items.jsonl."""
-    from app.judging import judge_client, judge_pipeline
     from app.services import build_services
     from eval.questions import load_questions
     from eval.run import run_batch, write_reports
 
     s = settings_for(index)
+    options = EvalOptions(samples=samples, thresholds=thresholds, k=k,
+                          correctness=not no_correctness, ragas=ragas)
     with one_line_errors():
         qs = load_questions(questions)
-        services = build_services(s)
-        with services.stack:
-            pipeline = judge_pipeline(
-                s, judge_client(s, services.llm), samples=samples,
-                thresholds=_thresholds(thresholds, s), label_model=_label_model(thresholds, s),
-                search=lambda q, n: services.retriever.search(q, n),
-                span_text=services.retriever.span_text,
-                answer=lambda q, hits: EvalAnswer(services.answerer.run(q, hits)),
-                k=k, correctness=not no_correctness,
-                ragas=ragas_scorer(s, services.llm, services.embedder) if ragas else None,
-            )
-            items = run_batch(qs, pipeline, out, concurrency=concurrency,
-                              progress=not json_out)
+        if ray:
+            from app.ray_eval import RayEvaluator
+
+            with RayEvaluator(s, options, address=ray, workers=ray_workers) as workers:
+                items = run_batch(qs, None, out, progress=not json_out,
+                                  evaluate_all=workers.evaluate_all)
+        else:
+            services = build_services(s)
+            with services.stack:
+                items = run_batch(qs, eval_pipeline(s, services, options), out,
+                                  concurrency=concurrency, progress=not json_out)
         summary = write_reports(items, out, hide_urls=hide_urls)
     _print_summary(summary, out, json_out)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """``aula eval``'s judging options, as Ray workers receive them."""
+
+    samples: int = 1
+    thresholds: Path | None = None
+    k: int = 10
+    correctness: bool = True
+    ragas: bool = False
+
+
+def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
+    """The pipeline ``aula eval`` runs each question through: the configured retriever and
+    answerer, then the judges (here, or in a Ray worker)."""
+    from app.judging import judge_client, judge_pipeline
+
+    return judge_pipeline(
+        s, judge_client(s, services.llm), samples=o.samples,
+        thresholds=_thresholds(o.thresholds, s), label_model=_label_model(o.thresholds, s),
+        search=lambda q, n: services.retriever.search(q, n),
+        span_text=services.retriever.span_text,
+        answer=lambda q, hits: EvalAnswer(services.answerer.run(q, hits)),
+        k=o.k, correctness=o.correctness,
+        ragas=ragas_scorer(s, services.llm, services.embedder) if o.ragas else None,
+    )
 
 
 def report(

@@ -223,3 +223,32 @@ def test_fit_labels_fits_a_label_model_on_one_split_and_reports_the_other(
     assert saved["fitted_items"] == 30
     model = load_label_model(out)
     assert model is not None and model.judge_model == "m1"
+
+
+def test_eval_on_ray_workers_resumes_the_log_and_reports_alike(
+        tmp_path: Path, sample_index, fake) -> None:  # type: ignore[no-untyped-def]
+    qfile, first, out = tmp_path / "q.csv", tmp_path / "first.csv", tmp_path / "run"
+    write_questions(qfile)
+    pd.read_csv(qfile).head(2).to_csv(first, index=False)
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url,
+           "AULA_LLM_MODEL": "fake-model", "AULA_ANSWER_STRATEGY": "direct"}
+    proc = aula(["eval", str(first), "--out", str(out), "--json"], env)  # here, 2 questions
+    _, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    asked_before = len(fake.requests)
+    proc = aula(["eval", str(qfile), "--out", str(out), "--json", "--ray", "local",
+                 "--ray-workers", "2"], env)  # the rest on two Ray workers
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr[-3000:]
+    lines = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
+    assert sorted(x["id"] for x in lines) == sorted(q[0] for q in QUESTIONS)  # none twice
+    assert [bool(x.get("worker")) for x in lines] == [False] * 2 + [True] * 4
+    assert all(x["worker"].startswith("ray:") and not x["worker"].endswith(f":{os.getpid()}")
+               for x in lines[2:])  # evaluated in Ray worker processes
+    assert len(fake.requests) - asked_before == sum(
+        3 + 2 * claims_in(q) for i, q, _, _ in QUESTIONS[2:])
+    auto = json.loads(stdout)["agreement"]["automated"]
+    assert auto["n"] == len(QUESTIONS) and auto["accuracy"] == 1.0
+    records = parse_records((out / "records.md").read_text())
+    assert [r.qid for r in records] == [q[0] for q in QUESTIONS]
+    assert all(r.segments and r.references for r in records)
