@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 
-from corpus.ray_embed import RayUnavailable
+from corpus.ray_embed import start_ray
 
 
 class _EvalWorker:
@@ -48,24 +48,12 @@ class RayEvaluator:
 
     def __init__(self, settings: Any, options: Any, *, address: str = "local",
                  workers: int = 2) -> None:
-        try:
-            import ray
-        except ImportError as exc:
-            raise RayUnavailable("--ray needs Ray: pip install 'aula[ray]'") from exc
-        self._started = False
-        if not ray.is_initialized():
-            try:
-                if address == "local":
-                    ray.init(num_cpus=max(1, workers), include_dashboard=False,
-                             log_to_driver=False, configure_logging=False)
-                else:
-                    ray.init(address=address, log_to_driver=False, configure_logging=False)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {exc}"
-                                     ) from exc
-            self._started = True
+        self._started = start_ray(address, workers)
+        import ray
+
         actor = ray.remote(num_cpus=1)(_EvalWorker)
-        self.actors = [actor.remote(settings, options) for _ in range(max(1, workers))]
+        self.actors: list[Any] = [actor.remote(settings, options)
+                                  for _ in range(max(1, workers))]
 
     def evaluate_all(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """Each row's item, as soon as any worker finishes it."""

@@ -30,6 +30,26 @@ class RayUnavailable(InputError):
     """Ray is not installed, or the cluster cannot be reached."""
 
 
+def start_ray(address: str, workers: int) -> bool:
+    """Join the cluster at ``address``, or start Ray here with ``workers`` CPUs for ``local``;
+    True when this call started it (and should shut it down), False when Ray already ran."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise RayUnavailable("--ray needs Ray: pip install 'aula[ray]' (ray[data])") from exc
+    if ray.is_initialized():
+        return False
+    try:
+        if address == "local":
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+        else:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {exc}") from exc
+    return True
+
+
 @dataclass(frozen=True)
 class EmbedSpec:
     """What each actor loads: ``corpus.embed.load_embedder``'s arguments."""
@@ -65,10 +85,9 @@ class RayEmbedder:
 
     def __init__(self, local: Embedder, spec: EmbedSpec, *, address: str = "local",
                  workers: int = 2, batch_rows: int = 64, min_rows: int = 32) -> None:
-        try:
-            import ray
-        except ImportError as exc:
-            raise RayUnavailable("--ray needs Ray: pip install 'aula[ray]' (ray[data])") from exc
+        start_ray(address, workers)
+        import ray
+
         self.local = local
         self.model_id = local.model_id
         self.dim = local.dim
@@ -76,15 +95,6 @@ class RayEmbedder:
         self.workers = max(1, workers)
         self.batch_rows = batch_rows
         self.min_rows = min_rows
-        if not ray.is_initialized():
-            try:
-                if address == "local":
-                    ray.init(num_cpus=self.workers, include_dashboard=False,
-                             log_to_driver=False, configure_logging=False)
-                else:
-                    ray.init(address=address, log_to_driver=False, configure_logging=False)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {exc}") from exc
         self._gpus = int(ray.cluster_resources().get("GPU", 0))
 
     def count_tokens(self, text: str) -> int:
