@@ -146,6 +146,18 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
                      store=open_vector_store(settings, data))
 
 
+def _check_store(retriever: Retriever) -> None:
+    """Warn when a shared vector store does not hold the catalogue's windows (an index moved to
+    Milvus without `aula sync`, or a sync that was cut short): search would miss them."""
+    count = getattr(retriever.store, "count", None)
+    if count is None:
+        return
+    held, want = count(), len(retriever.data.segments)
+    if held != want:
+        log.warning("vector store %s holds %d windows, the index %d: run `aula sync`",
+                    retriever.store.name, held, want)
+
+
 def build_llm(settings: Settings, stack: ExitStack) -> tuple[Any, str]:
     """The configured OpenAI-compatible endpoint, or the embedded llama.cpp server."""
     from app.llm import LLMClient
@@ -199,6 +211,7 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
         return r
 
     retriever = build(data)
+    _check_store(retriever)
     watch = (IndexWatch(store, build, retriever.data.live, settings.index_poll_seconds)
              if settings.index_poll_seconds > 0 else None)
     services = Services(settings, retriever, embedder, llm, endpoint, stack, watch=watch)

@@ -22,6 +22,7 @@ def register(cli: typer.Typer) -> None:
     cli.command()(search)
     cli.command()(lectures)
     cli.command()(remove)
+    cli.command()(sync)
 
 
 def ingest(
@@ -190,6 +191,34 @@ def remove(
                 finally:
                     shared.close()
     typer.echo(f"removidas: {', '.join(lecture_ids)}")
+
+
+def sync(index: Path | None = IndexOpt, json_out: bool = JsonOpt) -> None:
+    """Bring the shared vector store (AULA_VECTOR_STORE=milvus) to the index folder's live
+    version: every window written, the ones gone deleted. For an existing index moving to
+    Milvus, or after a sync that was interrupted; ingest and remove do it themselves."""
+    from corpus.errors import InputError
+    from corpus.index import IndexStore
+
+    s = settings_for(index)
+    with one_line_errors():
+        shared = shared_store(s)
+        if shared is None:
+            raise InputError("AULA_VECTOR_STORE is faiss: the index folder is its own store, "
+                             "there is nothing to sync (set AULA_VECTOR_STORE=milvus)")
+        store = IndexStore(s.index_dir)
+        try:
+            with store.lock():
+                data = store.load(with_faiss=False)
+                done = {"collection": shared.collection, **shared.sync(data,
+                                                                      progress=not json_out)}
+        finally:
+            shared.close()
+    if json_out:
+        print_json(done)
+    else:
+        typer.echo(f"{done['collection']}: {done['written']} janelas gravadas, "
+                   f"{done['deleted']} removidas")
 
 
 def shared_store(s):  # type: ignore[no-untyped-def]

@@ -132,3 +132,34 @@ def test_filters_quote_lecture_ids_safely() -> None:
 def test_an_unreachable_server_is_one_clear_error() -> None:
     with pytest.raises(VectorStoreError, match="127.0.0.1:9"):
         MilvusStore("http://127.0.0.1:9")
+
+
+def test_aula_sync_moves_an_existing_index_to_milvus(sample_index: IndexStore,
+                                                     tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    index = tmp_path / "index"
+    shutil.copytree(sample_index.root, index)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "AULA_INDEX_DIR": str(index)}
+    folder = subprocess.run([sys.executable, "-m", "app.cli", "sync"], cwd=ROOT, env=env,
+                            capture_output=True, text=True)
+    assert folder.returncode == 1 and "nothing to sync" in folder.stderr
+    env |= {"AULA_VECTOR_STORE": "milvus", "AULA_MILVUS_URI": str(tmp_path / "m.db")}
+    done = subprocess.run([sys.executable, "-m", "app.cli", "sync", "--json"], cwd=ROOT,
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    n = len(sample_index.load(with_faiss=False).segments)
+    assert json.loads(done.stdout) == {"collection": "aula_windows", "written": n, "deleted": 0}
+    found = subprocess.run([sys.executable, "-m", "app.cli", "search", "ReLU", "-k", "2",
+                            "--json"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert found.returncode == 0 and json.loads(found.stdout), found.stderr
+    store = MilvusStore(str(tmp_path / "m.db"))
+    try:
+        assert store.count() == n
+    finally:
+        store.close()
