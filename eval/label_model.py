@@ -213,3 +213,18 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
                          "(need two labels and three questions)")
     return LabelModel(models=tuple(models), judge_model=judge_model,
                       fitted_items=len(rows), figures=figures)
+
+
+def loqo_predictions(model: LabelModel, rows: Sequence[Row], labels: Sequence[str],
+                     groups: Sequence[str]) -> list[str | None]:
+    """Each row's label when its question is left out of the fit, by the first submodel whose
+    signals it has, with that submodel's chosen signals and C (chosen on all these rows, so the
+    figure is optimistic); None where no submodel applies."""
+    predicted: list[str | None] = [None] * len(rows)
+    for m in model.models:
+        todo = [i for i in range(len(rows)) if predicted[i] is None and m.usable(rows[i])]
+        labs = leave_group_out([rows[i] for i in todo], [labels[i] for i in todo],
+                               [groups[i] for i in todo], m.features, m.c)
+        for i, lab in zip(todo, labs, strict=True):
+            predicted[i] = lab
+    return predicted

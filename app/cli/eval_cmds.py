@@ -343,7 +343,7 @@ def fit_labels(
 def fit_model(rows: Any) -> Any:
     """The label model fitted on the judged ``rows`` with manual labels, with its
     leave-one-question-out agreement in ``figures['loqo']``."""
-    from eval.label_model import fit_label_model, leave_group_out
+    from eval.label_model import fit_label_model, loqo_predictions
     from eval.labels import normalise_label
     from eval.metrics import agreement
     from eval.signals import FEATURES, features
@@ -356,14 +356,7 @@ def fit_model(rows: Any) -> Any:
     models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
     model = fit_label_model(feats, labels, groups, FEATURES,
                             judge_model=models[0] if models else "")
-    # leave-one-question-out with the chosen signals (chosen on these items, so optimistic)
-    predicted: list[str | None] = [None] * len(recs)
-    for m in model.models:
-        todo = [i for i in range(len(recs)) if predicted[i] is None and m.usable(feats[i])]
-        labs = leave_group_out([feats[i] for i in todo], [labels[i] for i in todo],
-                               [groups[i] for i in todo], m.features, m.c)
-        for i, lab in zip(todo, labs, strict=True):
-            predicted[i] = lab
+    predicted = loqo_predictions(model, feats, labels, groups)
     model.figures["loqo"] = agreement(labels, predicted)
     return model
 
