@@ -32,13 +32,25 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 SECRETS = ("aluno", "chave-na-url", "sk-segredo", "127.0.0.1:")
 
 
-@pytest.fixture(scope="module")
-def service(sample_index, fake_llm) -> Iterator[str]:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module", params=["faiss", "milvus"])
+def service(request, sample_index, fake_llm, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The service searching the index folder, or a Milvus collection (milvus-lite) synced
+    from it: every test here runs on both vector stores."""
     # the endpoint carries credentials, as some proxies want them: no anonymous reply names it
     endpoint = fake_llm.base_url.replace("http://", "http://aluno:chave-na-url@")
+    store: dict[str, object] = {}
+    if request.param == "milvus":
+        from corpus.vector_store import MilvusStore
+
+        uri = str(tmp_path_factory.mktemp("milvus") / "service.db")
+        shared = MilvusStore(uri)
+        shared.sync(sample_index.load(with_faiss=False))
+        shared.close()
+        store = {"vector_store": "milvus", "milvus_uri": uri}
     settings = Settings(
         answer_strategy="direct", index_dir=sample_index.root, llm_base_url=endpoint,
         llm_api_key="sk-segredo", llm_model="fake-model", llm_retries=2, llm_timeout=5,
+        **store,
     )
     with ServedApp(create_app(settings)) as srv:
         yield srv.url
