@@ -169,3 +169,8 @@ class HealthOut(BaseModel):
     llm_model: str
     llm: str = Field(description="which LLM answers: embedded, remote or none (never where: "
                                  "the endpoint is in the server's log)")
+    vector_store: str = Field("faiss", description="where windows are searched: faiss (the "
+                              "index folder) or milvus")
+    index_version: str | None = Field(
+        None, description="the index version this server answers from; replicas that show "
+                          "the same one serve the same lectures")

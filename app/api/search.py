@@ -68,7 +68,8 @@ def lectures(retriever: RetrieverDep) -> list[LectureOut]:
 
 @router.get("/health", response_model=HealthOut, summary="Liveness and what is loaded")
 def health(services: ServicesDep) -> HealthOut:
-    data = services.retriever.data
+    retriever = services.retriever
+    data = retriever.data
     return HealthOut(
         status="ok",
         lectures=len(data.lectures),
@@ -76,6 +77,8 @@ def health(services: ServicesDep) -> HealthOut:
         embedding_model=data.model_id,
         llm_model=getattr(services.llm, "model_id", "") or "",
         llm=_llm_kind(services.llm_endpoint),
+        vector_store=retriever.store.name,
+        index_version=data.live,
     )
 
 

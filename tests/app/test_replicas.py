@@ -141,6 +141,10 @@ def test_a_lecture_ingested_while_they_run_is_found_by_both(
         pending = {u for u in pending if not found(u)}
         time.sleep(0.2)
     assert not pending, f"{sorted(pending)} still serve the old index"
+    health = [httpx.get(f"{u}/health", timeout=10).json() for u in urls]
+    assert health[0]["index_version"] == health[1]["index_version"] == IndexStore(
+        index).live_version()
+    assert health[0]["vector_store"] == ("faiss" if shared is None else "milvus")
     # the lectures already there are still served, by both
     for url in urls:
         ids = {lec["lecture_id"] for lec in httpx.get(f"{url}/lectures", timeout=10).json()}
