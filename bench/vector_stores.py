@@ -30,7 +30,7 @@ def main() -> None:
         return
     from app.config import Settings
     from app.services import retriever_for
-    from bench.retrieval_quality import INCLUDE, QUESTIONS, _index
+    from bench.retrieval_quality import INCLUDE, QUESTIONS, _index, _settings
     from corpus.embed import load_embedder
     from corpus.fusion import FIRST_SLICE
     from corpus.retrieve import Retriever
@@ -54,7 +54,7 @@ def main() -> None:
     again = milvus.sync(data)  # what every later ingest pays: the whole collection rewritten
     out["milvus_resync_s"] = time.perf_counter() - t0
     out["milvus_rows"] = again["written"]
-    settings = Settings(index_dir=store.root, rerank="off")
+    settings = _settings(store)
     folder = retriever_for(settings, data, embedder)
     shared = Retriever(data, embedder, settings.search_mode, fusion=folder.fusion,
                        rewriter=folder.rewriter, store=milvus)

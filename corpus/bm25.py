@@ -56,6 +56,11 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def documents(texts: Sequence[str]) -> list[list[str]]:
+    """Each text's tokens as BM25 indexes them (a text with none counts as one placeholder)."""
+    return [tokenize(t) or ["__empty__"] for t in texts]
+
+
 class BM25Index:
     """An in-memory BM25 index over segment texts, rows aligned with ``ids``."""
 
@@ -64,7 +69,7 @@ class BM25Index:
 
         self.ids = np.asarray(ids, dtype=np.int64)
         self.model = bm25s.BM25()
-        tokens = [tokenize(t) or ["__empty__"] for t in texts]
+        tokens = documents(texts)
         self.model.index(tokens, show_progress=False)
 
     def scores(self, query: str) -> np.ndarray:
@@ -114,7 +119,7 @@ class BM25Weights:
     """
 
     def __init__(self, texts: Sequence[str]) -> None:
-        self.tokens = [tokenize(t) or ["__empty__"] for t in texts]
+        self.tokens = documents(texts)
         self.n = len(self.tokens)
         self.avgdl = sum(len(t) for t in self.tokens) / max(1, self.n)
         df: Counter[str] = Counter()

