@@ -28,8 +28,10 @@ class IndexWatch:
     """
 
     def __init__(self, store: IndexStore, build: Callable[[Any], Retriever], seen: str | None,
-                 poll_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+                 poll_s: float, clock: Callable[[], float] = time.monotonic, *,
+                 with_faiss: bool = True) -> None:
         self.store = store
+        self.with_faiss = with_faiss
         self.build = build
         self.seen = seen
         self.poll_s = poll_s
@@ -49,7 +51,7 @@ class IndexWatch:
             if version is None or version == self.seen:
                 return None
             try:
-                retriever = self.build(self.store.load())
+                retriever = self.build(self.store.load(with_faiss=self.with_faiss))
             except Exception as exc:  # noqa: BLE001 - keep serving the version we have
                 log.warning("index %s: new version %s not loaded, still serving %s (%s)",
                             self.store.root, version, self.seen, exc)
@@ -107,7 +109,7 @@ def _load_index(settings: Settings) -> tuple[IndexStore, Any, Any]:
     """The index folder, its live version and the embedder it was built with."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     store = IndexStore(settings.index_dir)
-    data = store.load()
+    data = store.load(with_faiss=_uses_folder_faiss(settings))
     embedder = load_embedder(
         settings.embed_model,
         cache_dir=settings.cache_dir,
@@ -120,11 +122,17 @@ def _load_index(settings: Settings) -> tuple[IndexStore, Any, Any]:
     return store, data, embedder
 
 
+def _uses_folder_faiss(settings: Settings) -> bool:
+    """Whether dense search reads the folder's FAISS index (not with a Milvus collection)."""
+    return settings.vector_store != "milvus"
+
+
 def retriever_for(settings: Settings, data: Any, embedder: Any,
-                  reranker: Any = None) -> Retriever:
+                  reranker: Any = None, *, shared_store: Any = None) -> Retriever:
     """A retriever over loaded ``data`` as the settings configure it (no LLM rerank: that
     needs the LLM, see ``build_services``); ``reranker``: one already loaded, else the
-    configured cross-encoder is loaded."""
+    configured cross-encoder is loaded; ``shared_store``: a Milvus store already connected
+    (a reloaded index re-uses the server's connection)."""
     from corpus.fusion import load_fusion
     from corpus.query import QueryRewriter
     from corpus.vector_store import open_vector_store
@@ -143,7 +151,7 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
                      fusion=load_fusion(settings.index_dir, settings.fusion_file),
                      rewriter=rewriter, reranker=reranker,
                      rerank_candidates=settings.rerank_candidates,
-                     store=open_vector_store(settings, data))
+                     store=open_vector_store(settings, data, shared=shared_store))
 
 
 def _check_store(retriever: Retriever) -> None:
@@ -199,10 +207,15 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
             raise
 
     loaded: list[Any] = []  # the reranker, loaded once for every version of the index
+    shared: list[Any] = []  # a Milvus store: one connection for every version
 
     def build(data: Any) -> Retriever:
         store.check_model(data, embedder.model_id)
-        r = retriever_for(settings, data, embedder, *loaded)
+        r = retriever_for(settings, data, embedder, *loaded,
+                          shared_store=shared[0] if shared else None)
+        if not shared and settings.vector_store == "milvus":
+            shared.append(r.store)
+            stack.callback(r.store.close)
         if llm is not None and settings.rerank == "llm":
             from app.evidence import llm_reranker
 
@@ -212,7 +225,8 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
 
     retriever = build(data)
     _check_store(retriever)
-    watch = (IndexWatch(store, build, retriever.data.live, settings.index_poll_seconds)
+    watch = (IndexWatch(store, build, retriever.data.live, settings.index_poll_seconds,
+                        with_faiss=_uses_folder_faiss(settings))
              if settings.index_poll_seconds > 0 else None)
     services = Services(settings, retriever, embedder, llm, endpoint, stack, watch=watch)
     if llm is not None:

@@ -21,6 +21,8 @@ The units' channels stay in the retriever's memory, over the catalogue's unit ve
 
 from __future__ import annotations
 
+import copy
+
 import json
 import logging
 from collections.abc import Iterator, Sequence
@@ -153,6 +155,14 @@ class MilvusStore:
         except Exception as exc:  # noqa: BLE001 - pymilvus raises several kinds
             raise VectorStoreError(f"cannot reach Milvus at {uri}: {exc}") from exc
         self.weights = BM25Weights(texts) if texts is not None else None
+
+    def for_texts(self, texts: Sequence[str]) -> MilvusStore:
+        """The same collection through the same client, with the lexical statistics of another
+        catalogue version (a server that reloads the index keeps one connection; closing
+        either closes it)."""
+        view = copy.copy(self)
+        view.weights = BM25Weights(texts)
+        return view
 
     # -- reading ---------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -309,10 +319,14 @@ def _batches(n: int, progress: bool) -> Iterator[int]:
     return iter(tqdm(starts, desc="milvus", unit="lote"))
 
 
-def open_vector_store(settings: Any, data: IndexData | None = None) -> VectorStore:
-    """The store the settings name, over ``data`` (the folder's, loaded) when given."""
+def open_vector_store(settings: Any, data: IndexData | None = None, *,
+                      shared: MilvusStore | None = None) -> VectorStore:
+    """The store the settings name, over ``data`` (the folder's, loaded) when given;
+    ``shared``: a Milvus store already connected, re-used with ``data``'s statistics."""
     kind = getattr(settings, "vector_store", "faiss")
     if kind == "milvus":
+        if shared is not None and data is not None:
+            return shared.for_texts(data.segments["text"].tolist())
         return MilvusStore(milvus_uri(settings), settings.milvus_collection,
                            token=settings.milvus_token,
                            texts=data.segments["text"].tolist() if data is not None else None)

@@ -21,7 +21,7 @@ import pytest
 
 from corpus.index import IndexStore
 from tests.app.fake_llm import FakeLLMServer
-from tests.conftest import ROOT, SAMPLES, free_port
+from tests.conftest import CACHE, ROOT, SAMPLES, free_port
 
 NEW_LECTURE = """WEBVTT
 
@@ -177,3 +177,45 @@ def test_a_new_version_that_fails_to_load_leaves_the_old_one_serving(
     assert watch.poll() == store.live_version() != data.live
     now[0] = 3.0
     assert watch.poll() is None  # nothing new since
+
+
+def test_a_reloading_server_keeps_one_milvus_connection_and_the_new_words(
+        sample_index, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A server on Milvus that picks up a new version searches it with the new version's
+    lexical statistics (a word only the new lecture has is found by BM25 alone) through the
+    connection it already has, and does not read the folder's FAISS index it never uses."""
+    from app.config import Settings
+    from app.services import build_services
+    from corpus.ingest import ingest
+    from corpus.vector_store import MilvusStore
+
+    index, uri = tmp_path / "index", str(tmp_path / "milvus.db")
+    shutil.copytree(sample_index.root, index)
+    writer = MilvusStore(uri, "reload")
+    writer.sync(IndexStore(index).load(with_faiss=False))
+    writer.close()
+    settings = Settings(index_dir=index, vector_store="milvus", milvus_uri=uri,
+                        milvus_collection="reload", index_poll_seconds=0.05, rerank="off",
+                        cache_dir=CACHE)
+    services = build_services(settings, with_llm=False)
+    try:
+        before = services.retriever
+        assert before.data.faiss_index is None
+        assert len(before.store.lexical("Dijkstra", 3)[0]) == 0
+        lectures = tmp_path / "lectures"
+        (lectures / "grafos").mkdir(parents=True)
+        (lectures / "grafos" / "grafos.vtt").write_text(NEW_LECTURE, encoding="utf-8")
+        ingest([lectures / "grafos"], IndexStore(index), embedder,
+               vector_store=before.store.for_texts([]))
+        time.sleep(0.1)
+        after = services.retriever
+        assert after is not before and after.data.live == IndexStore(index).live_version()
+        assert after.store.client is before.store.client
+        ids, _ = after.store.lexical("Dijkstra", 3)  # Milvus' sparse field, new statistics
+        grafos = set(after.data.segments.loc[after.data.segments["lecture_id"] == "grafos",
+                                             "corpus_id"].tolist())
+        assert len(ids) and set(ids.tolist()) <= grafos
+        hits = after.search("Dijkstra", 3, mode="bm25")
+        assert hits and hits[0].lecture_id == "grafos"
+    finally:
+        services.close()
