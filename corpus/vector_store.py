@@ -22,7 +22,6 @@ The units' channels stay in the retriever's memory, over the catalogue's unit ve
 from __future__ import annotations
 
 import copy
-
 import json
 import logging
 from collections.abc import Iterator, Sequence
