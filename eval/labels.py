@@ -81,8 +81,9 @@ class Thresholds:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Thresholds:
-        return cls(**{k: float(v) if k == "support_at" else int(v)
-                      for k, v in data.items() if k in cls.__dataclass_fields__})
+        values: dict[str, Any] = {k: float(v) if k == "support_at" else int(v)
+                                  for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**values)
 
     @classmethod
     def from_json(cls, text: str) -> Thresholds:
