@@ -12,14 +12,13 @@ import time
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from app.citations import Citation, EmbedFn, cite
 from app.llm import ChatModel, Message
 from corpus.context import CONTEXT_CHARS, fit_texts  # one default budget for every prompt
+from corpus.language import STOPWORDS, Lang, detect_language
 from corpus.models import Hit
-
-Lang = Literal["pt", "en"]
 
 MIN_SEGMENT_CHARS = 1000
 """A segment shorter than this after truncation is left out rather than shown as a stub."""
@@ -31,21 +30,7 @@ NOT_COVERED: dict[Lang, str] = {
     "en": "The lectures don't cover this question.",
 }
 
-_STOPWORDS: dict[Lang, frozenset[str]] = {
-    "pt": frozenset(
-        "a o as os um uma uns umas de do da dos das em no na nos nas por pelo pela para pra com "
-        "sem que qual quais quando onde como porque por que se e ou mas é são foi ser está estão "
-        "tem têm ter isso isto esse essa este esta eu você vocês ele ela eles elas nós não sim "
-        "mais menos muito também já ao aos à às entre sobre sua seu suas seus meu minha qual "
-        "quanto diferença explique explica significa usar usa faz fazer".split()
-    ),
-    "en": frozenset(
-        "the a an of in on at to for from with without what which when where why how who whom "
-        "is are was were be been being do does did can could should would will and or but not "
-        "this that these those it its i you we they he she my your our their there about into "
-        "than then also difference explain mean means use used between".split()
-    ),
-}
+_STOPWORDS = STOPWORDS
 
 _PROMPTS: dict[Lang, dict[str, str]] = {
     "pt": {
@@ -122,15 +107,6 @@ def _fold(text: str) -> str:
     """Lower case without accents, for matching."""
     decomposed = unicodedata.normalize("NFKD", text.lower().replace("\u2019", "'"))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def detect_language(text: str) -> Lang:
-    """Portuguese or English, by counting stop words; ties go to Portuguese (most students)."""
-    words = re.findall(r"[a-zà-ÿ']+", text.lower())
-    pt = sum(w in _STOPWORDS["pt"] for w in words)
-    en = sum(w in _STOPWORDS["en"] for w in words)
-    pt += 2 * len(re.findall(r"[ãõçâêôáéíóú]", text.lower()))
-    return "en" if en > pt else "pt"
 
 
 def fmt_clock(seconds: float) -> str:

@@ -254,22 +254,26 @@ class Answerer:
                          chars=self.passage_chars)
         return rank_passages(passages)[: max(1, self.candidates)]
 
-    def run(self, question: str, hits: Sequence[Hit]) -> Reply:
+    def run(self, question: str, hits: Sequence[Hit], *, query: str | None = None) -> Reply:
         """The final reply, without the intermediate events."""
         final: Reply | None = None
-        for event in self.events(question, hits):
+        for event in self.events(question, hits, query=query):
             if isinstance(event, Reply):
                 final = event
         assert final is not None
         return final
 
-    def events(self, question: str, hits: Sequence[Hit]
+    def events(self, question: str, hits: Sequence[Hit], *, query: str | None = None
                ) -> Iterator[Moments | str | Reply]:
+        """The reply to ``question`` from ``hits``, as events. ``query``: what ``hits`` were
+        searched with, when not the question itself (its translation into the lectures'
+        language): the evidence check reads the passages against it, and the answer is
+        written in the question's own language."""
         lang = detect_language(question)
         if self.strategy == "direct":
             yield from self._direct(question, hits, lang)
         else:
-            yield from self._gated(question, hits, lang)
+            yield from self._gated(question, hits, lang, query or question)
 
     # --- direct ----------------------------------------------------------------------------
     def _direct(self, question: str, hits: Sequence[Hit], lang: Lang
@@ -294,7 +298,7 @@ class Answerer:
                     timings=dict(final.timings), contexts=[h.text for h in hits])
 
     # --- gated -----------------------------------------------------------------------------
-    def _gated(self, question: str, hits: Sequence[Hit], lang: Lang
+    def _gated(self, question: str, hits: Sequence[Hit], lang: Lang, query: str
                ) -> Iterator[Moments | str | Reply]:
         timings: dict[str, float] = {}
         if not hits:
@@ -303,12 +307,12 @@ class Answerer:
                         reason="no segments", timings=timings)
             return
         t0 = time.perf_counter()
-        passages = self.candidates_for(question, hits)
+        passages = self.candidates_for(query, hits)
         timings["focus"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
             probs: list[float | None] = (
-                check_passages(self.llm.first_token, question, passages)
+                check_passages(self.llm.first_token, query, passages)
                 if self.gate.uses_llm else [None] * len(passages))
         except LLMError as exc:
             moments = [_moment(p, None) for p in passages]
@@ -317,7 +321,7 @@ class Answerer:
             yield self._failed(question, lang, "gated", moments, exc, timings)
             return
         timings["check"] = time.perf_counter() - t0
-        feats = features(question, passages, probs, hits)
+        feats = features(query, passages, probs, hits)
         decision = self.gate.decide(probs, [h.score for h in hits], self.max_passages, feats)
         known = [-1.0 if p is None else p for p in probs]
         rest = [i for i in sorted(range(len(passages)), key=lambda i: -known[i])

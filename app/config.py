@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     fusion_file: Path | None = None
     # Rewrite chat spelling and missing accents before searching (corpus/query.py).
     query_rewrite: bool = True
+    # Translate a question asked in another language than the lectures' (English question,
+    # Portuguese lectures, or the reverse) with the answer LLM before searching
+    # (app/translate.py): "auto" (when the service has an LLM) or "off".
+    query_translate: Literal["auto", "off"] = "auto"
     # Rerank the first fused hits: "auto" = a cross-encoder when rerank_model names one, else
     # off; "llm" = the answer LLM's yes/no P(SIM) (slow on the embedded model).
     rerank: Literal["auto", "off", "cross-encoder", "llm"] = "auto"

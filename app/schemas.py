@@ -144,6 +144,9 @@ class AskOut(BaseModel):
     timings: dict[str, float] = Field(description="seconds per stage")
     models: dict[str, str]
     error: str | None = None
+    search_query: str | None = Field(
+        None, description="what was searched, when the question was translated into the "
+                          "lectures' language (null: the question as typed)")
 
 
 class SearchOut(BaseModel):

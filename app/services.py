@@ -79,6 +79,7 @@ class Services:
         self.watch = watch
         self.db: Any = None  # app.db.session.Database, opened in the app's lifespan
         self.answerer: Any = None  # app.answerer.Answerer over ``llm`` (None without an LLM)
+        self.translator: Any = None  # app.translate.QueryTranslator (None: search as typed)
 
     @property
     def retriever(self) -> Retriever:
@@ -91,6 +92,17 @@ class Services:
     @retriever.setter
     def retriever(self, value: Retriever) -> None:
         self._retriever = value
+
+    def search_query(self, question: str) -> str:
+        """What to search for ``question``: its translation when it is in another language
+        than the lectures' and a translator is configured, else the question as typed."""
+        from app.translate import needs_translation
+
+        if self.translator is None:
+            return question
+        lectures = self.retriever.language
+        return self.translator(question, lectures) if needs_translation(
+            question, lectures) else question
 
     def cues_for(self, hit: Any) -> Any:
         """The cues of ``hit``'s window in the index being served (the answerer's focus)."""
@@ -231,6 +243,10 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
     services = Services(settings, retriever, embedder, llm, endpoint, stack, watch=watch)
     if llm is not None:
         from app.answerer import Answerer
+        from app.translate import QueryTranslator
+
+        if settings.query_translate == "auto":
+            services.translator = QueryTranslator(llm)
 
         services.answerer = Answerer.from_settings(
             settings, llm, services, lambda texts, kind: embedder.embed(texts, kind))

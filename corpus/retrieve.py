@@ -3,6 +3,7 @@ weighted reciprocal rank fusion (corpus.fusion), optionally reranked (corpus.rer
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
@@ -13,6 +14,7 @@ from corpus.bm25 import BM25Index
 from corpus.embed import Embedder
 from corpus.fusion import Fusion, Ranking, fuse, load_fusion, top_pool
 from corpus.index import IndexData
+from corpus.language import Lang, corpus_language
 from corpus.models import Cue, Hit
 from corpus.query import QueryRewriter
 from corpus.units import best_per_window, members
@@ -109,6 +111,11 @@ class Retriever:
             self._unit_bm25 = BM25Index(list(range(len(u))), u["text"].tolist())
         else:
             self._units = None
+
+    @functools.cached_property
+    def language(self) -> Lang:
+        """The language most of the lectures are in (``corpus.language``)."""
+        return corpus_language(self.data.segments["text"].tolist())
 
     @property
     def has_units(self) -> bool:

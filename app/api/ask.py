@@ -43,12 +43,14 @@ router = APIRouter(tags=["ask"])
 
 def _out(
     services: Services, body: AskIn, hits: list, reply: Any, timings: dict[str, float],
+    query: str,
 ) -> AskOut:
-    return ask_response(services, body.question, hits, reply, timings)
+    return ask_response(services, body.question, hits, reply, timings, query)
 
 
 def ask_response(
     services: Services, question: str, hits: list, reply: Any, timings: dict[str, float],
+    query: str | None = None,
 ) -> AskOut:
     """The ``/ask`` body for a reply of ``app.answerer`` (the CLI prints the same)."""
     answer = reply.answer
@@ -69,12 +71,26 @@ def ask_response(
             "llm": getattr(services.llm, "model_id", "") or "",
         },
         error=reply.error,
+        search_query=None if query is None or query == question else query,
     )
 
 
-def _retrieve(services: Services, body: AskIn) -> tuple[list, dict[str, float]]:
-    res = services.retriever.search_timed(body.question, body.k, lectures=body.lectures)
-    return res.hits, {"embedding": res.timings.embed_s, "search": res.timings.search_s}
+def retrieve(services: Services, question: str, k: int, lectures: list[str] | None
+             ) -> tuple[list, dict[str, float], str]:
+    """The hits for ``question``, the seconds per stage, and what was searched (the question,
+    or its translation into the lectures' language)."""
+    t0 = time.perf_counter()
+    query = services.search_query(question)
+    translate_s = time.perf_counter() - t0
+    res = services.retriever.search_timed(query, k, lectures=lectures)
+    timings = {"embedding": res.timings.embed_s, "search": res.timings.search_s}
+    if query != question:
+        timings["translate"] = translate_s
+    return res.hits, timings, query
+
+
+def _retrieve(services: Services, body: AskIn) -> tuple[list, dict[str, float], str]:
+    return retrieve(services, body.question, body.k, body.lectures)
 
 
 def _stage_timings(timings: dict[str, float], reply: Any) -> None:
@@ -97,8 +113,8 @@ async def ask(body: AskIn, request: Request, services: ServicesDep,
     await spend_async(request, "ask")  # only a valid question spends the quota
     async with _admit(request) as ticket:
         t0 = time.perf_counter()
-        hits, timings = await run_in_threadpool(_retrieve, services, body)
-        work = asyncio.ensure_future(_answer(ticket, services, body.question, hits))
+        hits, timings, query = await run_in_threadpool(_retrieve, services, body)
+        work = asyncio.ensure_future(_answer(ticket, services, body.question, hits, query))
         gone = asyncio.ensure_future(_client_gone(request))
         try:
             await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -113,7 +129,7 @@ async def ask(body: AskIn, request: Request, services: ServicesDep,
         reply = work.result()
     _stage_timings(timings, reply)
     timings["total"] = time.perf_counter() - t0
-    out = _out(services, body, hits, reply, timings)
+    out = _out(services, body, hits, reply, timings, query)
     if out.answer is not None or out.covered is False:
         # stored for review; a database failure is logged, never raised
         await run_in_threadpool(recorder.record, out)
@@ -142,7 +158,7 @@ async def ask_stream(body: AskIn, request: Request, services: ServicesDep,
     async def events() -> AsyncIterator[dict[str, str]]:
         async with ticket:
             t0 = time.perf_counter()
-            hits, timings = await run_in_threadpool(_retrieve, services, body)
+            hits, timings, query = await run_in_threadpool(_retrieve, services, body)
             yield {"event": "segments", "data": json.dumps([h.to_dict() for h in hits])}
             t1 = time.perf_counter()
             first: float | None = None
@@ -150,7 +166,8 @@ async def ask_stream(body: AskIn, request: Request, services: ServicesDep,
             reply: Reply | None = None
             try:
                 async with contextlib.aclosing(
-                        ticket.run(services.answerer.events(body.question, hits))) as pieces:
+                        ticket.run(services.answerer.events(body.question, hits,
+                                                            query=query))) as pieces:
                     async for piece in pieces:
                         if isinstance(piece, Moments):
                             moments = piece.moments
@@ -172,7 +189,7 @@ async def ask_stream(body: AskIn, request: Request, services: ServicesDep,
             timings["llm_first_token"] = first if first is not None else 0.0
             timings["llm"] = time.perf_counter() - t1
             timings["total"] = time.perf_counter() - t0
-            out = _out(services, body, hits, reply, timings)
+            out = _out(services, body, hits, reply, timings, query)
             if out.answer is not None or out.covered is False:
                 await run_in_threadpool(recorder.record, out)
             yield {"event": "done", "data": out.model_dump_json()}
@@ -192,12 +209,13 @@ def _admit(request: Request) -> Ticket:
             headers={"Retry-After": str(exc.retry_after)}) from exc
 
 
-async def _answer(ticket: Ticket, services: Services, question: str, hits: list) -> Reply:
+async def _answer(ticket: Ticket, services: Services, question: str, hits: list, query: str
+                  ) -> Reply:
     """The answerer's reply, run on an LLM worker; at the deadline, the moments so far."""
     moments: list[Moment] = []
     try:
         async with contextlib.aclosing(
-                ticket.run(services.answerer.events(question, hits))) as pieces:
+                ticket.run(services.answerer.events(question, hits, query=query))) as pieces:
             async for piece in pieces:
                 if isinstance(piece, Moments):
                     moments = piece.moments

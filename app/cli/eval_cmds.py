@@ -136,9 +136,10 @@ def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
     return judge_pipeline(
         s, judge_client(s, services.llm), samples=o.samples,
         thresholds=_thresholds(o.thresholds, s), label_model=_label_model(o.thresholds, s),
-        search=lambda q, n: services.retriever.search(q, n),
+        search=lambda q, n: services.retriever.search(services.search_query(q), n),
         span_text=services.retriever.span_text,
-        answer=lambda q, hits: EvalAnswer(services.answerer.run(q, hits)),
+        answer=lambda q, hits: EvalAnswer(services.answerer.run(
+            q, hits, query=services.search_query(q))),
         k=o.k, correctness=o.correctness,
         ragas=ragas_scorer(s, services.llm, services.embedder) if o.ragas else None,
     )

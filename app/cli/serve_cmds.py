@@ -54,7 +54,7 @@ def ask(
     from datetime import UTC, datetime
 
     from app.answerer import Answerer
-    from app.api.ask import ask_response
+    from app.api.ask import ask_response, retrieve
     from app.schemas import AskIn
     from app.services import build_services
 
@@ -73,13 +73,12 @@ def ask(
         services = build_services(s)
         with services.stack:
             t0 = time.perf_counter()
-            res = services.retriever.search_timed(body.question, body.k, lectures=body.lectures)
-            timings = {"embedding": res.timings.embed_s, "search": res.timings.search_s}
+            hits, timings, query = retrieve(services, body.question, body.k, body.lectures)
             answerer = services.answerer or Answerer.from_settings(s, services.llm)
-            reply = answerer.run(body.question, res.hits)
+            reply = answerer.run(body.question, hits, query=query)
             timings.update({f"llm_{k}": v for k, v in reply.timings.items()})
             timings["total"] = time.perf_counter() - t0
-            out = ask_response(services, body.question, res.hits, reply, timings)
+            out = ask_response(services, body.question, hits, reply, timings, query)
         if save and (out.answer is not None):
             from app.db import store
             from app.db.session import open_database
