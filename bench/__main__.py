@@ -8,7 +8,8 @@ import time
 
 ALL = [
     "answer_quality",
-    "ingest_query", "ingest_scale", "retrieval_quality", "vector_stores", "faiss_scale",
+    "ingest_query", "ingest_scale", "retrieval_quality", "cross_language", "vector_stores",
+    "faiss_scale",
     "ask_latency", "search_load", "load_run",
     "judge_throughput", "eval_scale", "judge_agreement", "annotate",
 ]
