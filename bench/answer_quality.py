@@ -10,7 +10,9 @@ Figures per strategy: answered rate (answerable), share with a citation in the g
 overlapping the gold span, "not covered" rate (unanswerable), share of answer sentences the
 claim checker supports (each cited sentence against the text it cites), and p50/p95 latency of
 the first evidence shown, the first answer token and the whole answer (question in, final reply
-out, retrieval and post-check included).
+out, retrieval and post-check included). Questions are searched as ``/ask`` searches them: an
+English one over these Portuguese lectures is translated first (``app/translate.py``), and its
+translation's seconds count in its latency.
 
 BENCH_DIRECT_N limits the direct strategy to the first N questions of each kind (it is the slow
 one; default: all). Writes bench/out/answer_quality.json and answer_quality_items.jsonl.
@@ -68,12 +70,13 @@ def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
 
 def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
     from app.answerer import Moments, Reply
+    from app.api.ask import retrieve
 
     t0 = time.perf_counter()
-    hits = services.retriever.search(q.question, k)
+    hits, _, query = retrieve(services, q.question, k, None)  # as /ask: translated if need be
     first_evidence = first_token = None
     reply: Reply | None = None
-    for ev in answerer.events(q.question, hits):
+    for ev in answerer.events(q.question, hits, query=query):
         now = time.perf_counter() - t0
         if isinstance(ev, Moments) and first_evidence is None:
             first_evidence = now
