@@ -17,7 +17,7 @@ from typing import Any
 from app.citations import Citation, EmbedFn, cite
 from app.llm import ChatModel, Message
 from corpus.context import CONTEXT_CHARS, fit_texts  # one default budget for every prompt
-from corpus.language import STOPWORDS, Lang, detect_language
+from corpus.language import Lang, detect_language
 from corpus.models import Hit
 
 MIN_SEGMENT_CHARS = 1000
@@ -29,8 +29,6 @@ NOT_COVERED: dict[Lang, str] = {
     "pt": "As aulas não cobrem esta pergunta.",
     "en": "The lectures don't cover this question.",
 }
-
-_STOPWORDS = STOPWORDS
 
 _PROMPTS: dict[Lang, dict[str, str]] = {
     "pt": {

@@ -25,9 +25,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.answer import _STOPWORDS, _fold
+from app.answer import _fold
 from corpus.context import Passage, numbered
 from corpus.errors import InputError
+from corpus.language import STOPWORDS
 from corpus.rerank import ScoreReranker
 from eval.claims import SYSTEM, yes_probability
 
@@ -88,7 +89,7 @@ def term_coverage(question: str, texts: Sequence[str]) -> float:
     """Share of the question's content words (4+ letters, not stop words) that the retrieved
     windows contain (a 5-letter prefix match, accent-blind): the terms of a question about
     another subject ("tcp", "dataframe") are missing from the lectures altogether."""
-    stop = _STOPWORDS["pt"] | _STOPWORDS["en"]
+    stop = STOPWORDS["pt"] | STOPWORDS["en"]
     terms = {w for w in re.findall(r"[a-z0-9]+", _fold(question))
              if len(w) >= 4 and w not in stop and w not in _STUDENT_WORDS}
     if not terms:
