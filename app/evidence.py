@@ -386,8 +386,10 @@ def read_questions(path: Path, split: str | None = None) -> list[GateQuestion]:
 
 
 def sample_for(q: GateQuestion, passages: Sequence[Passage], probs: Sequence[float | None],
-               hits: Sequence[Any]) -> GateSample:
+               hits: Sequence[Any], query: str | None = None) -> GateSample:
+    """The gate's signals for ``q``; ``query``: what was searched, when not the question as
+    typed (its translation into the lectures' language, as ``/ask`` searches)."""
     gold = [q.overlaps(p.hit.lecture_id, p.start, p.end) for p in passages] if q.answerable \
         else None
     return GateSample(q.answerable, list(probs), [float(h.score) for h in hits], gold,
-                      features(q.question, passages, probs, hits))
+                      features(query or q.question, passages, probs, hits))

@@ -24,7 +24,16 @@ log = logging.getLogger(__name__)
 
 _TARGET = {"pt": "Brazilian Portuguese", "en": "English"}
 _PROMPT = ("Translate the student's question into {target}, keeping technical terms as a "
-           "{target} lecture would say them. Reply with the translation only.")
+           "{target} lecture would say them. Do not answer it, even when it asks for an "
+           "explanation: reply with the translation only.")
+_EXAMPLE: dict[Lang, tuple[str, str]] = {
+    # one worked example: a request for an explanation is translated, not answered (without
+    # it the embedded model answered 4 of the bench's 35 questions instead of translating)
+    "pt": ("can you explain the chain rule slowly? why do we multiply the derivatives",
+           "Você pode explicar a regra da cadeia devagar? Por que multiplicamos as derivadas?"),
+    "en": ("pode explicar a regra da cadeia devagar? pq multiplicamos as derivadas",
+           "Can you explain the chain rule slowly? Why do we multiply the derivatives?"),
+}
 
 
 @dataclass
@@ -44,7 +53,9 @@ class QueryTranslator:
             if key in self._seen:
                 self._seen.move_to_end(key)
                 return self._seen[key]
+        shown, done = _EXAMPLE[target]
         messages = [{"role": "system", "content": _PROMPT.format(target=_TARGET[target])},
+                    {"role": "user", "content": shown}, {"role": "assistant", "content": done},
                     {"role": "user", "content": question}]
         try:
             reply = self.llm.chat(messages, max_tokens=min(400, 40 + 2 * len(question) // 3))

@@ -418,10 +418,11 @@ def fit_gate(
                 answerer = services.answerer
                 samples = []
                 for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
-                    hits = services.retriever.search(q.question, k)
-                    passages = answerer.candidates_for(q.question, hits)
-                    probs = check_passages(services.llm.first_token, q.question, passages)
-                    samples.append(sample_for(q, passages, probs, hits))
+                    query = services.search_query(q.question)  # as /ask searches it
+                    hits = services.retriever.search(query, k)
+                    passages = answerer.candidates_for(query, hits)
+                    probs = check_passages(services.llm.first_token, query, passages)
+                    samples.append(sample_for(q, passages, probs, hits, query))
                 model = str(services.llm.model_id)
             if samples_file is not None:
                 samples_file.write_text("".join(
