@@ -397,6 +397,7 @@ def fit_gate(
 
     from tqdm import tqdm
 
+    from app.api.ask import retrieve
     from app.evidence import GateSample, check_passages, fit, read_questions, sample_for
     from app.services import build_services
 
@@ -418,8 +419,7 @@ def fit_gate(
                 answerer = services.answerer
                 samples = []
                 for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
-                    query = services.search_query(q.question)  # as /ask searches it
-                    hits = services.retriever.search(query, k)
+                    hits, _, query = retrieve(services, q.question, k, None)  # as /ask
                     passages = answerer.candidates_for(query, hits)
                     probs = check_passages(services.llm.first_token, query, passages)
                     samples.append(sample_for(q, passages, probs, hits, query))
