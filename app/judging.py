@@ -11,6 +11,7 @@ measured is kept as data (``signals``), so an item can be relabelled without jud
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,34 @@ def thresholds_warning(path: Path | None) -> str | None:
         return (f"{path}: thresholds fitted on {n} labelled items (fewer than {FEW_ITEMS}); "
                 "agreement on new answers may be much lower than on those")
     return None
+
+
+BARE_EVIDENCE = ("reference_answer", "gold_lecture", "contexts")
+"""What gives the judge evidence of its own beside the lectures it searches."""
+
+
+def bare_evidence_warning(rows: Sequence[Mapping[str, Any]], judge_model: str | None
+                          ) -> str | None:
+    """A warning when the embedded judge labelled given answers that came with no reference
+    answer, gold span or contexts: on those its labels agreed with instructors' at about chance
+    level on our bench (``bench/judge_agreement.py``, README "How the judges work")."""
+    from app.embedded_llm import MODEL_ID
+    from eval.metrics import is_missing
+
+    if judge_model != MODEL_ID:
+        return None
+    def absent(value: Any) -> bool:
+        return is_missing(value) or (isinstance(value, list | tuple) and not value)
+
+    given = [r for r in rows if not absent(r.get("answer"))]
+    bare = [r for r in given if all(absent(r.get(k)) for k in BARE_EVIDENCE)]
+    if not bare:
+        return None
+    return (f"{len(bare)} of {len(given)} answers came with no reference_answer, gold span or "
+            f"contexts; on such answers the embedded judge ({MODEL_ID}) agreed with "
+            "instructors' C/PC/I labels at about chance level on our bench (linear kappa 0.09 "
+            "on 70 answers). Add reference answers or gold spans, or set AULA_JUDGE_BASE_URL "
+            "to a stronger model, before trusting its labels.")
 
 
 def judge_client(settings: Settings, answer_llm: Any = None, stack: ExitStack | None = None

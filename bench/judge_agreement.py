@@ -10,11 +10,13 @@ embedded model under two conditions, then a label model fitted on the fitting pa
   the figure says how a model fitted with gold evidence holds on answers that come without.
   Stop 16 also fitted on 27 plain answers of the fitting part with the gold ones: no better.
 
-Printed per condition on the test part (14 questions, 42 answers): accuracy and linear kappa
+Printed per condition on the test part (14 questions, 70 answers): accuracy and linear kappa
 with 95% bootstrap intervals for the label model, for the thresholds' rule on AR and
-correctness, and for the study's AR-only mapping; and the label model's leave-one-question-out
-figures on the fitting part. Judging is ``aula eval`` (resumable, in ``bench/out/judge-*``),
-about 25 s an answer on 2 cores, so about 45 min for ``gold`` the first time;
+correctness, and for the study's AR-only mapping; the label model's figures on the shorter and
+the longer half of the test answers (the set has short correct and long flawed answers, so a
+judge that reads length shows it there); and its leave-one-question-out figures on the fitting
+part. Judging is ``aula eval`` (resumable, in ``bench/out/judge-*``), about 30 s an answer on 2
+cores with gold evidence and 60 s without, so about 85 min for ``gold`` the first time;
 ``BENCH_JUDGE_CONDITIONS=gold`` runs one. The fitted model is written to
 ``bench/out/labels.json`` (``eval/labels.json`` ships a copy).
 """
@@ -48,7 +50,10 @@ def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
     env.pop("AULA_LABEL_THRESHOLDS", None)
     subprocess.run([sys.executable, "-m", "app.cli", "eval", str(src), "--out", str(out),
                     "--json"], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
-    items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines() if x.strip()]
+    wanted = {r["id"] for r in rows}  # the folder may hold items of an earlier, larger run
+    items = [it for it in (json.loads(x) for x in
+                           (out / "items.jsonl").read_text().splitlines() if x.strip())
+             if it["id"] in wanted]
     for it in items:
         it["condition"] = condition
         it["id"] = f"{condition}-{it['id']}"
@@ -95,6 +100,14 @@ def main() -> None:
         held = rows[(rows["split"] == "test") & (rows["condition"] == c)]
         fig = held_out_figures(held, th, model)
         figures[f"test_{c}"] = {name: _short(f) for name, f in fig.items()}
+        # a judge that reads length (correct answers tend to say more) labels one half well
+        # and the other badly; the set has short correct and long flawed answers to show it
+        size = held["answer"].str.len()
+        for half, part in (("shorter", held[size <= size.median()]),
+                           ("longer", held[size > size.median()])):
+            f = held_out_figures(part, th, model).get("label_model")
+            if f is not None:
+                figures[f"test_{c}_{half}_half"] = _short(f)
     report("judge_agreement", figures)
 
 

@@ -142,6 +142,27 @@ def test_judge_prints_items_and_agreement(tmp_path: Path, sample_index, fake) ->
     assert body["summary"]["ar_only"]["accuracy"] == 0.5
     for key in ("accuracy", "kappa", "kappa_linear", "n", "missing"):
         assert key in body["summary"] and key in body["summary"]["ar_only"]
+    assert "chance" not in stderr  # another judge than the embedded one: no measured warning
+
+
+def test_the_embedded_judge_on_answers_without_evidence_says_its_labels_are_near_chance(  # type: ignore[no-untyped-def]
+        tmp_path: Path, sample_index, fake) -> None:
+    from app.embedded_llm import MODEL_ID
+
+    f = tmp_path / "answers.jsonl"
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
+        {"question": "O que a ReLU devolve?", "answer": "O máximo entre zero e x.", "label": "C"},
+        {"question": "O que é sobreajuste?", "answer": "É quando a rede decora o treino.",
+         "label": "C", "reference_answer": "A rede decora os exemplos de treino."},
+    ]))
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url,
+           "AULA_LLM_MODEL": MODEL_ID}  # the fake endpoint answers as the embedded model
+    proc = aula(["judge", str(f), "--json"], env)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert len(json.loads(stdout)["items"]) == 2  # the labels are still given
+    warning = [line for line in stderr.splitlines() if line.startswith("aviso:")]
+    assert len(warning) == 1 and "1 of 2 answers" in warning[0] and "chance" in warning[0]
 
 
 def test_fitted_thresholds_say_how_many_items_they_rest_on(tmp_path: Path, sample_index,  # type: ignore[no-untyped-def]
