@@ -2,7 +2,8 @@
 
 Two rewrites, both pure and cheap: chat abbreviations expanded ("pq" -> "por que", "vc" ->
 "você"), and words typed without their accents given back the spelling the lectures use
-("funcao" -> "função", "neuronio" -> "neurônio"), read off the corpus' own vocabulary so that
+("funcao" -> "função", "neuronio" -> "neurônio", and "funçao", typed with the cedilla
+but not the tilde, as phone keyboards leave it), read off the corpus' own vocabulary so that
 nothing is guessed from outside it. Each was measured on the retrieval bench
 (``bench/retrieval_quality.py``) and kept because it helped the dense retriever; BM25 folds
 accents itself and gets the same rewritten text.
@@ -29,7 +30,7 @@ ABBREVIATIONS: dict[str, str] = {
     "mds": "meu deus", "sla": "sei lá", "tlgd": "tá ligado", "agr": "agora", "ent": "então",
     "entao": "então", "tmb": "também", "pfv": "por favor", "pls": "por favor",
     "dnv": "de novo", "smp": "sempre", "ctz": "certeza", "qlqr": "qualquer",
-    "qualqr": "qualquer", "neh": "né",
+    "qualqr": "qualquer", "neh": "né", "qtd": "quantidade", "qtde": "quantidade",
 }
 """Chat spellings of Brazilian students and what they stand for. Only whole words are
 replaced, and only lower-case ones, so "Q" in "matriz Q" stays a letter."""
@@ -93,8 +94,8 @@ class QueryRewriter:
             if expand and word in ABBREVIATIONS:
                 return ABBREVIATIONS[word]
             lowered = word.lower()
-            if lowered == word and lowered in self.accents:
-                return self.accents[lowered]
+            if lowered == word:  # "funçao", typed with the cedilla but not the tilde, too
+                return self.accents.get(fold(lowered), word)
             return word
 
         return _WORD.sub(swap, question)

@@ -169,6 +169,8 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     rw = QueryRewriter(accent_map(corpus))
     assert rw("pq a funcao sigmoide do neuronio?") == "por que a função sigmóide do neurônio?"
     assert rw("vc sabe oq é a matriz Q?") == "você sabe o que é a matriz Q?"
+    # a phone keyboard gives the cedilla but not the tilde: still the corpus' word
+    assert rw("a funçao do neurônio") == "a função do neurônio"
     assert "sigmoide" not in accent_map(["sigmóide uma vez só"])  # one-off spellings are not kept
     assert rw("why does the n-gram model need the pro tip?") == (
         "why does the n-gram model need the pro tip?")  # English: no chat expansions
