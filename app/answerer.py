@@ -221,6 +221,8 @@ class Answerer:
     llm: Any
     embed: EmbedFn | None = None
     cues_for: Callable[[Hit], Sequence[Cue]] = lambda _hit: ()
+    term_coverage: Callable[[str, Sequence[str]], float] | None = None
+    """The index's idf-weighted term coverage (``Retriever.term_coverage``), a gate signal."""
     strategy: Strategy = "gated"
     gate: Gate = field(default_factory=Gate)
     candidates: int = 3
@@ -238,6 +240,7 @@ class Answerer:
         cues_for = retriever.cues_for if retriever is not None else (lambda _hit: ())
         return cls(
             llm=llm, embed=embed, cues_for=cues_for, strategy=settings.answer_strategy,
+            term_coverage=getattr(retriever, "term_coverage", None),
             gate=Gate.load(settings.gate_file), candidates=settings.gate_candidates,
             focus_windows=settings.focus_windows,
             passage_chars=settings.passage_chars, max_passages=settings.answer_passages,
@@ -253,6 +256,11 @@ class Answerer:
         passages = focus(question, hits[: max(1, self.focus_windows)], self.cues_for, self.embed,
                          chars=self.passage_chars)
         return rank_passages(passages)[: max(1, self.candidates)]
+
+    def features(self, query: str, passages: Sequence[Passage], probs: Sequence[float | None],
+                 hits: Sequence[Hit]) -> dict[str, float]:
+        """The gate's signals for ``query`` (``app.evidence.features``) over this index."""
+        return features(query, passages, probs, hits, self.term_coverage)
 
     def run(self, question: str, hits: Sequence[Hit], *, query: str | None = None) -> Reply:
         """The final reply, without the intermediate events."""
@@ -321,7 +329,7 @@ class Answerer:
             yield self._failed(question, lang, "gated", moments, exc, timings)
             return
         timings["check"] = time.perf_counter() - t0
-        feats = features(query, passages, probs, hits)
+        feats = self.features(query, passages, probs, hits)
         decision = self.gate.decide(probs, [h.score for h in hits], self.max_passages, feats)
         known = [-1.0 if p is None else p for p in probs]
         rest = [i for i in sorted(range(len(passages)), key=lambda i: -known[i])
@@ -405,7 +413,7 @@ class Answerer:
         return out
 
     def _declined(self, lang: Lang) -> Answer:
-        return Answer(DECLINED[lang], [], False, self.llm.model_id, lang)
+        return Answer(DECLINED[lang], [], False, getattr(self.llm, "model_id", ""), lang)
 
     def _failed(self, question: str, lang: Lang, strategy: Strategy, moments: list[Moment],
                 exc: Exception, timings: dict[str, float]) -> Reply:

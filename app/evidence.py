@@ -99,17 +99,28 @@ def term_coverage(question: str, texts: Sequence[str]) -> float:
     return sum(t[:5] in prefixes for t in terms) / len(terms)
 
 
-FEATURES = ("best_p", "top_score", "best_sim", "term_cov")
+FEATURES = ("best_p", "top_score", "best_sim", "term_cov", "idf_cov")
 
 
 def features(question: str, passages: Sequence[Passage], probs: Sequence[float | None],
-             hits: Sequence[Any]) -> dict[str, float]:
-    """The signals the gate weighs, all known before generation (no extra LLM call)."""
+             hits: Sequence[Any],
+             idf_coverage: Callable[[str, Sequence[str]], float] | None = None
+             ) -> dict[str, float]:
+    """The signals the gate weighs, all known before generation (no extra LLM call).
+
+    ``idf_cov``: the share of the question's idf mass that the best focused passage holds
+    (``corpus.bm25.TermRarity``, over the index's own windows); without an index to weigh
+    words by, the unweighted ``term_cov``. A question on a neighbouring subject that the
+    lectures do not teach ("regra de Sarrus", "transformada de Laplace") matches their common
+    words, not its specific one."""
+    term_cov = term_coverage(question, [h.text for h in hits])
     return {
         "best_p": max((p for p in probs if p is not None), default=0.0),
         "top_score": max((float(h.score) for h in hits), default=0.0),
         "best_sim": max((p.similarity for p in passages), default=0.0),
-        "term_cov": term_coverage(question, [h.text for h in hits]),
+        "term_cov": term_cov,
+        "idf_cov": (idf_coverage(question, [p.text for p in passages])
+                    if idf_coverage is not None else term_cov),
     }
 
 
@@ -223,6 +234,7 @@ class GateSample:
     scores: list[float]
     gold: list[bool] | None = None
     feats: dict[str, float] = field(default_factory=dict)
+    qid: str = ""
 
 
 def _balanced(pairs: Sequence[tuple[bool, bool]]) -> float:
@@ -301,7 +313,8 @@ def _logistic(samples: Sequence[GateSample]
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    x_all = np.array([[s.feats[k] for k in FEATURES] for s in samples], dtype=float)
+    names = [k for k in FEATURES if all(k in s.feats for s in samples)]  # older sample files
+    x_all = np.array([[s.feats[k] for k in names] for s in samples], dtype=float)
     y = np.array([s.answerable for s in samples])
 
     def model(rows: np.ndarray, labels: np.ndarray, c: float
@@ -312,8 +325,8 @@ def _logistic(samples: Sequence[GateSample]
         return m, mu, sd
 
     table: list[dict[str, Any]] = []
-    for n in range(1, len(FEATURES) + 1):
-        for cols in itertools.combinations(range(len(FEATURES)), n):
+    for n in range(1, len(names) + 1):
+        for cols in itertools.combinations(range(len(names)), n):
             for c in (0.3, 1.0, 3.0):
                 x = x_all[:, cols]
                 hits = []
@@ -323,10 +336,10 @@ def _logistic(samples: Sequence[GateSample]
                         continue
                     m, mu, sd = model(x[keep], y[keep], c)
                     hits.append((bool(y[i]), bool(m.predict(((x[i] - mu) / sd)[None])[0])))
-                table.append({"features": [FEATURES[j] for j in cols], "C": c,
+                table.append({"features": [names[j] for j in cols], "C": c,
                               "loo": round(_balanced(hits), 4)})
     best = max(table, key=lambda r: (r["loo"], -len(r["features"]), -r["C"]))
-    cols = tuple(FEATURES.index(f) for f in best["features"])
+    cols = tuple(names.index(f) for f in best["features"])
     m, mu, sd = model(x_all[:, cols], y, best["C"])
     coef = m.coef_[0] / sd
     bias = float(m.intercept_[0] - (m.coef_[0] * mu / sd).sum())
@@ -350,6 +363,9 @@ class GateQuestion:
     gold_lecture: str | None = None
     gold_start: float | None = None
     gold_end: float | None = None
+    kind: str = ""
+    """What sort of question it is (``gate_3b1b``: answerable, neighbouring subject, course
+    logistics), for the figures by kind."""
 
     def overlaps(self, lecture_id: str, start: float, end: float) -> bool:
         return (self.gold_lecture == lecture_id and self.gold_start is not None
@@ -371,6 +387,7 @@ def read_questions(path: Path, split: str | None = None) -> list[GateQuestion]:
                 lang=str(raw.get("lang", "pt")), gold_lecture=raw.get("gold_lecture"),
                 gold_start=None if raw.get("gold_start") is None else float(raw["gold_start"]),
                 gold_end=None if raw.get("gold_end") is None else float(raw["gold_end"]),
+                kind=str(raw.get("kind", "")),
             )
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}, line {n}: not JSON ({exc.msg})") from exc
@@ -386,10 +403,11 @@ def read_questions(path: Path, split: str | None = None) -> list[GateQuestion]:
 
 
 def sample_for(q: GateQuestion, passages: Sequence[Passage], probs: Sequence[float | None],
-               hits: Sequence[Any], query: str | None = None) -> GateSample:
-    """The gate's signals for ``q``; ``query``: what was searched, when not the question as
-    typed (its translation into the lectures' language, as ``/ask`` searches)."""
-    gold = [q.overlaps(p.hit.lecture_id, p.start, p.end) for p in passages] if q.answerable \
-        else None
+               hits: Sequence[Any], feats: Mapping[str, float]) -> GateSample:
+    """The gate's signals for ``q`` (``feats``: ``Answerer.features`` of what was searched,
+    as ``/ask`` searches). Which passages overlap the gold span is known only for an
+    answerable question with a gold span."""
+    gold = ([q.overlaps(p.hit.lecture_id, p.start, p.end) for p in passages]
+            if q.answerable and q.gold_start is not None else None)
     return GateSample(q.answerable, list(probs), [float(h.score) for h in hits], gold,
-                      features(query or q.question, passages, probs, hits))
+                      dict(feats), q.qid)

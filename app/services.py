@@ -108,6 +108,10 @@ class Services:
         """The cues of ``hit``'s window in the index being served (the answerer's focus)."""
         return self._retriever.cues_for(hit)
 
+    def term_coverage(self, question: str, texts: Any) -> float:
+        """The evidence gate's ``idf_cov`` over the index being served."""
+        return self._retriever.term_coverage(question, texts)
+
     def close(self) -> None:
         self.stack.close()
 
@@ -233,6 +237,8 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
 
             r.reranker = llm_reranker(llm.first_token)
         loaded[:] = [r.reranker] if r.reranker is not None else []
+        if with_llm:
+            r.rarity  # noqa: B018  the answerer's gate reads it: built now, not on a question
         return r
 
     retriever = build(data)

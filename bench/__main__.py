@@ -7,7 +7,7 @@ import os
 import time
 
 ALL = [
-    "answer_quality",
+    "answer_quality", "gate_decisions",
     "ingest_query", "ingest_scale", "retrieval_quality", "cross_language", "vector_stores",
     "faiss_scale",
     "ask_latency", "search_load", "load_run",

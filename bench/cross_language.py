@@ -37,7 +37,6 @@ def _gold(row: dict[str, Any]) -> Any:
 
 def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
                retriever: Any, answerer: Any, translator: Any, figures: dict[str, Any]) -> None:
-    from app.evidence import features
     from eval.retrieval import figures as span_figures
 
     answerable = [r for r in rows if r["answerable"]]
@@ -53,7 +52,7 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
     def passes(question: str) -> bool:
         hits = retriever.search(question, 10)
         passages = answerer.candidates_for(question, hits)
-        feats = features(question, passages, [None] * len(passages), hits)
+        feats = answerer.features(question, passages, [None] * len(passages), hits)
         return answerer.gate.p_covered_of(feats) >= 0.5
 
     for how, text in (("as_typed", lambda r: r["question"]),

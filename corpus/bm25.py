@@ -99,6 +99,51 @@ class BM25Index:
         return [(int(self.ids[r]), float(scores[r])) for r in top if scores[r] > 0]
 
 
+def _idf(n: int, df: int) -> float:
+    """BM25's (Lucene's) idf of a term found in ``df`` of ``n`` documents."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def document_frequencies(tokens: Sequence[Sequence[str]]) -> Counter[str]:
+    """In how many of the documents each token occurs."""
+    df: Counter[str] = Counter()
+    for toks in tokens:
+        df.update(set(toks))
+    return df
+
+
+class TermRarity:
+    """How specific each word of a question is to this corpus: BM25's idf over the windows,
+    a word the lectures never say counting as the rarest of all.
+
+    ``coverage`` is the share of a question's idf mass that the best of some texts holds. A
+    question the lectures answer finds its specific words ("quaternion", "hamming") in the
+    passage that answers it; one on a neighbouring subject ("transformada de Laplace",
+    "regra de Sarrus") finds its common words ("matriz", "calcula") but not its specific one,
+    though the retrieval score of the passage can be as high."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        docs = documents(texts)
+        self.n = len(docs)
+        self.df = document_frequencies(docs)
+
+    def idf(self, token: str) -> float:
+        return _idf(self.n, self.df.get(token, 0))
+
+    def coverage(self, question: str, texts: Sequence[str]) -> float:
+        """Share of ``question``'s idf mass (each distinct token once) held by the best of
+        ``texts``; 1.0 when the question has no content word."""
+        terms = list(dict.fromkeys(tokenize(question)))
+        total = sum(self.idf(t) for t in terms)
+        if not terms or total <= 0:
+            return 1.0
+        best = 0.0
+        for text in texts:
+            have = set(tokenize(text))
+            best = max(best, sum(self.idf(t) for t in terms if t in have) / total)
+        return best
+
+
 K1, B = 1.5, 0.75  # bm25s' defaults (its "lucene" variant), which BM25Index uses
 
 
@@ -122,10 +167,7 @@ class BM25Weights:
         self.tokens = documents(texts)
         self.n = len(self.tokens)
         self.avgdl = sum(len(t) for t in self.tokens) / max(1, self.n)
-        df: Counter[str] = Counter()
-        for toks in self.tokens:
-            df.update(set(toks))
-        self.idf = {t: math.log(1 + (self.n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+        self.idf = {t: _idf(self.n, d) for t, d in document_frequencies(self.tokens).items()}
 
     def document(self, i: int) -> dict[int, float]:
         """The sparse vector of the ``i``-th text."""

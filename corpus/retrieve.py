@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 import numpy as np
 
-from corpus.bm25 import BM25Index
+from corpus.bm25 import BM25Index, TermRarity
 from corpus.embed import Embedder
 from corpus.fusion import Fusion, Ranking, fuse, load_fusion, top_pool
 from corpus.index import IndexData
@@ -120,6 +121,16 @@ class Retriever:
     @property
     def has_units(self) -> bool:
         return self._units is not None
+
+    @functools.cached_property
+    def rarity(self) -> TermRarity:
+        """Document frequencies of the windows' words (built on first use, kept)."""
+        return TermRarity(self.data.segments["text"].tolist())
+
+    def term_coverage(self, question: str, texts: Sequence[str]) -> float:
+        """Share of the question's idf mass (as searched: rewritten) that the best of ``texts``
+        holds (``corpus.bm25.TermRarity``)."""
+        return self.rarity.coverage(self.rewrite(question), texts)
 
     def cues_for(self, hit: Hit) -> list[Cue]:
         """The timed cues (sentences) inside ``hit``'s window; empty for an index without cues."""

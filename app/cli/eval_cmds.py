@@ -395,8 +395,9 @@ def held_out_figures(held: Any, th: Any, model: Any) -> dict[str, Any]:
 
 
 def fit_gate(
-    questions: Path = typer.Argument(..., help="JSON Lines question set with `answerable` and "
-                                     "gold spans (bench/data/answers_3b1b.jsonl)."),
+    questions: list[Path] = typer.Argument(
+        ..., help="JSON Lines question sets with `answerable` (and `gold_lecture` for the "
+        "answerable ones): bench/data/answers_3b1b.jsonl, bench/data/gate_3b1b.jsonl."),
     split: str = typer.Option("fit", "--split", help="Fit on the questions of this split."),
     out: Path = typer.Option(Path("gate.json"), "--out", help="Where to write the thresholds."),
     k: int = typer.Option(10, "-k", help="Segments retrieved per question."),
@@ -418,9 +419,9 @@ def fit_gate(
 
     s = settings_for(index)
     with one_line_errors():
-        qs = read_questions(questions, split)
+        qs = [q for path in questions for q in read_questions(path, split)]
         if not qs:
-            raise InputError(f"{questions}: no question in split {split!r}")
+            raise InputError(f"{', '.join(map(str, questions))}: no question in split {split!r}")
         if samples_file is not None and samples_file.exists():
             try:
                 rows = [json.loads(x) for x in samples_file.read_text().splitlines() if x.strip()]
@@ -437,13 +438,15 @@ def fit_gate(
                     hits, _, query = retrieve(services, q.question, k, None)  # as /ask
                     passages = answerer.candidates_for(query, hits)
                     probs = check_passages(services.llm.first_token, query, passages)
-                    samples.append(sample_for(q, passages, probs, hits, query))
+                    feats = answerer.features(query, passages, probs, hits)
+                    samples.append(sample_for(q, passages, probs, hits, feats))
                 model = str(services.llm.model_id)
             if samples_file is not None:
                 samples_file.write_text("".join(
                     json.dumps({**asdict(x), "model": model}) + "\n" for x in samples))
         gate = fit(samples, model=model)
-        gate.fitted.update({"questions_file": questions.name, "split": split,
+        gate.fitted.update({"questions_file": ", ".join(p.name for p in questions),
+                            "split": split,
                             "candidates": s.gate_candidates, "passage_chars": s.passage_chars})
         tmp = out.with_name(out.name + ".tmp")
         tmp.write_text(gate.to_json(), encoding="utf-8")

