@@ -85,3 +85,36 @@ def test_a_gate_on_idf_coverage_declines_a_subject_the_lectures_only_brush(
     reply = answerer.run(neighbour, retriever.search(neighbour, 5))  # no LLM is asked
     assert reply.covered is False and reply.answer is not None
     assert "idf_cov" in reply.reason and reply.moments  # the closest moments are still shown
+
+
+def test_fit_gate_reads_several_question_files_and_refits_from_stored_signals(
+        tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+    from dataclasses import asdict
+
+    from tests.conftest import ROOT
+
+    answers, extra = tmp_path / "answers.jsonl", tmp_path / "gate.jsonl"
+    answers.write_text('{"id": "a1", "question": "o que é a ReLU?", "answerable": true, '
+                       '"gold_lecture": "redes-neurais"}\n'
+                       '{"id": "u1", "question": "como uso o docker?", "answerable": false}\n')
+    extra.write_text('{"id": "n1", "question": "o que é a regra de Sarrus?", '
+                     '"answerable": false, "kind": "neighbouring subject"}\n')
+    # stored signals of an older fit, without idf_cov: the fit uses what every sample has
+    stored = ([sample(True, 0.9 + i / 100, 0.88 + i / 200) for i in range(6)]
+              + [sample(False, 0.6 + i / 50, 0.80 + i / 200) for i in range(6)])
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({**asdict(s), "model": "m"}) + "\n" for s in stored))
+    out = tmp_path / "gate.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "fit-gate", str(answers), str(extra), "--out",
+         str(out), "--samples", str(samples), "--json"], cwd=ROOT, capture_output=True,
+        text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, check=False)
+    assert done.returncode == 0, done.stderr
+    gate = Gate.load(out)
+    assert gate.fitted["questions_file"] == "answers.jsonl, gate.jsonl"
+    assert gate.weights and "idf_cov" not in gate.weights
+    assert json.loads(done.stdout)["fitted"]["questions"] == 12
