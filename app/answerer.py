@@ -258,9 +258,13 @@ class Answerer:
         return rank_passages(passages)[: max(1, self.candidates)]
 
     def features(self, query: str, passages: Sequence[Passage], probs: Sequence[float | None],
-                 hits: Sequence[Hit]) -> dict[str, float]:
-        """The gate's signals for ``query`` (``app.evidence.features``) over this index."""
-        return features(query, passages, probs, hits, self.term_coverage)
+                 hits: Sequence[Hit], *, every_signal: bool = False) -> dict[str, float]:
+        """The gate's signals for ``query`` (``app.evidence.features``) over this index.
+        ``idf_cov`` is measured when the gate reads it or ``every_signal`` (fitting): the
+        index's word frequencies are counted on first use (about 2 s for 1,700 windows)."""
+        wanted = every_signal or "idf_cov" in self.gate.weights
+        return features(query, passages, probs, hits,
+                        self.term_coverage if wanted else None)
 
     def run(self, question: str, hits: Sequence[Hit], *, query: str | None = None) -> Reply:
         """The final reply, without the intermediate events."""

@@ -108,20 +108,19 @@ def features(question: str, passages: Sequence[Passage], probs: Sequence[float |
              ) -> dict[str, float]:
     """The signals the gate weighs, all known before generation (no extra LLM call).
 
-    ``idf_cov``: the share of the question's idf mass that the best focused passage holds
-    (``corpus.bm25.TermRarity``, over the index's own windows); without an index to weigh
-    words by, the unweighted ``term_cov``. A question on a neighbouring subject that the
-    lectures do not teach ("regra de Sarrus", "transformada de Laplace") matches their common
-    words, not its specific one."""
-    term_cov = term_coverage(question, [h.text for h in hits])
-    return {
+    ``idf_cov`` (only with ``idf_coverage``, the index's ``Retriever.term_coverage``): the
+    share of the question's idf mass that the best focused passage holds. A question on a
+    neighbouring subject that the lectures do not teach ("regra de Sarrus", "transformada de
+    Laplace") matches their common words, not its specific one."""
+    out = {
         "best_p": max((p for p in probs if p is not None), default=0.0),
         "top_score": max((float(h.score) for h in hits), default=0.0),
         "best_sim": max((p.similarity for p in passages), default=0.0),
-        "term_cov": term_cov,
-        "idf_cov": (idf_coverage(question, [p.text for p in passages])
-                    if idf_coverage is not None else term_cov),
+        "term_cov": term_coverage(question, [h.text for h in hits]),
     }
+    if idf_coverage is not None:
+        out["idf_cov"] = idf_coverage(question, [p.text for p in passages])
+    return out
 
 
 @dataclass(frozen=True)

@@ -237,8 +237,6 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
 
             r.reranker = llm_reranker(llm.first_token)
         loaded[:] = [r.reranker] if r.reranker is not None else []
-        if with_llm:
-            r.rarity  # noqa: B018  the answerer's gate reads it: built now, not on a question
         return r
 
     retriever = build(data)

@@ -82,7 +82,7 @@ def main() -> None:
             probs: list[float | None] = (
                 check_passages(services.llm.first_token, query, passages)
                 if any(g.uses_llm for g in gates.values()) else [None] * len(passages))
-            feats = answerer.features(query, passages, probs, hits)
+            feats = answerer.features(query, passages, probs, hits, every_signal=True)
             row: dict[str, Any] = {"id": q.qid, "kind": _kind(q), "searched": query, **feats}
             for name, gate in gates.items():
                 d = gate.decide(probs, [h.score for h in hits], 2, feats)

@@ -438,7 +438,7 @@ def fit_gate(
                     hits, _, query = retrieve(services, q.question, k, None)  # as /ask
                     passages = answerer.candidates_for(query, hits)
                     probs = check_passages(services.llm.first_token, query, passages)
-                    feats = answerer.features(query, passages, probs, hits)
+                    feats = answerer.features(query, passages, probs, hits, every_signal=True)
                     samples.append(sample_for(q, passages, probs, hits, feats))
                 model = str(services.llm.model_id)
             if samples_file is not None:
