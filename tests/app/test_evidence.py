@@ -118,3 +118,14 @@ def test_fit_gate_reads_several_question_files_and_refits_from_stored_signals(
     assert gate.fitted["questions_file"] == "answers.jsonl, gate.jsonl"
     assert gate.weights and "idf_cov" not in gate.weights
     assert json.loads(done.stdout)["fitted"]["questions"] == 12
+
+
+def test_a_fitted_gate_reads_the_question_s_words_even_when_a_similarity_alone_separates() -> None:
+    # best_sim separates the fitting samples perfectly; term coverage only mostly. A threshold
+    # on a cosine alone does not carry to another corpus, so the fit keeps a lexical signal.
+    samples = [GateSample(a, [None], [0.9], None,
+                          {"best_sim": (0.90 if a else 0.86) + i / 1000,
+                           "term_cov": 1.0 if a != (i == 0) else 0.5})
+               for a in (True, False) for i in range(8)]
+    gate = fit(samples)
+    assert "term_cov" in gate.weights
