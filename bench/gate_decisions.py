@@ -13,7 +13,7 @@ Three gates side by side, in the same run:
 - ``shipped``: ``app/gate.json`` (top retrieval score and the unweighted term coverage, fitted
   on the answer bench's fitting half);
 - ``both_sets``: ``aula fit-gate`` on the fitting halves of both files, refitted here from the
-  stored signals (``bench/data/gate_samples_fit.jsonl``);
+  stored signals (``bench/data/gate_samples_both.jsonl``);
 - ``answer_bench_only``: the same procedure on the answer bench's fitting half alone: it never
   saw a question on a neighbouring subject.
 
@@ -37,7 +37,7 @@ from bench.common import CORPUS_3B1B, OUT, ROOT, report
 
 ANSWERS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
 GATE_SET = ROOT / "bench" / "data" / "gate_3b1b.jsonl"
-SAMPLES = ROOT / "bench" / "data" / "gate_samples_fit.jsonl"
+SAMPLES = ROOT / "bench" / "data" / "gate_samples_both.jsonl"
 
 
 def _kind(q: Any) -> str:
