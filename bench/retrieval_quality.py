@@ -85,6 +85,66 @@ def _compare(prefix: str, retriever: Any, questions: list[Any], figures: dict[st
             for key in ("span_hit@1", "span_hit@5", "mrr@10"))
 
 
+KEYBOARD = "qwertyuiop asdfghjkl zxcvbnm"
+"""Neighbouring keys (same row) for the slips a student's thumb makes."""
+
+
+def with_typos(question: str, seed: str, rate: float = 0.35) -> str:
+    """``question`` with typing slips, the same every run for the same ``seed``: each
+    lower-case word of 5 letters or more gets, with probability ``rate`` (and the longest word
+    always), one slip after its first letter: a letter left out, two letters swapped, a letter
+    doubled, or a neighbouring key struck instead."""
+    import random
+    import re
+
+    rng = random.Random(seed)
+    words = re.findall(r"[a-zà-ÿ]{5,}", question)
+    longest = max(words, key=len) if words else None
+
+    def slip(m: re.Match[str]) -> str:
+        w = m.group(0)
+        if not (w == longest or rng.random() < rate):
+            return w
+        i = rng.randrange(1, len(w) - 1)
+        kind = rng.randrange(4)
+        if kind == 0:
+            return w[:i] + w[i + 1:]
+        if kind == 1:
+            return w[:i] + w[i + 1] + w[i] + w[i + 2:]
+        if kind == 2:
+            return w[:i] + w[i] + w[i:]
+        row = next((r for r in KEYBOARD.split() if w[i] in r), None)
+        if row is None:
+            return w[:i] + w[i + 1:]
+        j = row.index(w[i])
+        near = row[j - 1] if j > 0 and (j == len(row) - 1 or rng.random() < 0.5) else row[j + 1]
+        return w[:i] + near + w[i + 1:]
+
+    return re.sub(r"[a-zà-ÿ]{5,}", slip, question)
+
+
+def _spelling(prefix: str, retriever: Any, questions: list[Any], figures: dict[str, Any]
+              ) -> None:
+    """The fitted fusion on the questions as written and with typing slips (``with_typos``),
+    with the rewriter's spelling correction on and off."""
+    from dataclasses import replace as dc_replace
+
+    from eval.retrieval import run
+
+    rewriter = retriever.rewriter
+    if rewriter is None:
+        return
+    typed = [dc_replace(q, question=with_typos(q.question, q.id)) for q in questions]
+    plain = type(rewriter)(rewriter.accents, abbreviations=rewriter.abbreviations)
+    for label, qs in (("clean", questions), ("typos", typed)):
+        for fix, rw in (("speller", rewriter), ("no_speller", plain)):
+            retriever.rewriter = rw
+            figs, _ = run(retriever, qs, rerank=False)
+            for key in ("span_hit@1", "span_hit@5", "mrr@10"):
+                figures[f"{prefix}_{label}_{fix}_{key}"] = figs[key]
+    retriever.rewriter = rewriter
+
+
 def _latency(prefix: str, retriever: Any, questions: list[Any], figures: dict[str, Any]) -> None:
     """Query latency (embed + search) of the first slice and of the fusion, measured in turns
     on each question (4 rounds, each first in two) so that both see the same machine state;
@@ -177,6 +237,7 @@ def main() -> None:
     pt = read_gold(QUESTIONS)
     figures["pt_questions"] = len(pt)
     _compare("pt", retriever, pt, figures)
+    _spelling("pt_spelling", retriever, pt, figures)
     if os.environ.get("AULA_RERANK_MODEL"):
         from corpus.rerank import CrossEncoderReranker
 
@@ -200,6 +261,7 @@ def main() -> None:
         en = read_gold(QUESTIONS_EN)
         figures["en_questions"] = len(en)
         _compare("en", retriever_en, en, figures)
+        _spelling("en_spelling", retriever_en, en, figures)
     _ingest_cost(embedder, figures)
     report("retrieval_quality", figures)
 

