@@ -9,7 +9,8 @@ Printed side by side, in the same run: the first slice's hybrid (plain RRF of de
 over the two-minute windows), each retriever alone over windows, each with its units, and the
 fitted fusion, with and without the query rewriter; span-hit@1/@5, MRR@10, video-hit@5 and
 start-in-span@1 (eval/retrieval.py); query latency p50 (embed + search) of the first slice and of
-the fusion. With AULA_RERANK_MODEL, the cross-encoder rerank too; BENCH_LLM_RERANK_N > 0 runs
+the fusion; the fitted fusion on the questions with typing slips added (``with_typos``), with the
+rewriter's spelling correction on and off. With AULA_RERANK_MODEL, the cross-encoder rerank too; BENCH_LLM_RERANK_N > 0 runs
 the LLM yes/no rerank (embedded model, BENCH_RERANK_CANDIDATES candidates, 10 by default) on
 that many Portuguese questions and prints its quality
 beside the fusion's on the same questions, and the latency it adds. Ingest cost of the units:
