@@ -10,11 +10,11 @@ over the two-minute windows), each retriever alone over windows, each with its u
 fitted fusion, with and without the query rewriter; span-hit@1/@5, MRR@10, video-hit@5 and
 start-in-span@1 (eval/retrieval.py); query latency p50 (embed + search) of the first slice and of
 the fusion; the fitted fusion on the questions with typing slips added (``with_typos``), with the
-rewriter's spelling correction on and off. With AULA_RERANK_MODEL, the cross-encoder rerank too; BENCH_LLM_RERANK_N > 0 runs
-the LLM yes/no rerank (embedded model, BENCH_RERANK_CANDIDATES candidates, 10 by default) on
-that many Portuguese questions and prints its quality
-beside the fusion's on the same questions, and the latency it adds. Ingest cost of the units:
-BENCH_INGEST_LECTURES lectures ingested with and without units (seconds, index MB).
+rewriter's spelling correction on and off. With AULA_RERANK_MODEL, the cross-encoder rerank
+too; BENCH_LLM_RERANK_N > 0 runs the LLM yes/no rerank (embedded model,
+BENCH_RERANK_CANDIDATES candidates, 10 by default) on that many Portuguese questions and prints
+its quality beside the fusion's on the same questions, and the latency it adds. Ingest cost of
+the units: BENCH_INGEST_LECTURES lectures ingested with and without units (seconds, index MB).
 """
 
 from __future__ import annotations
