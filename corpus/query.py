@@ -164,11 +164,10 @@ class QueryRewriter:
         self.speller = speller
 
     @classmethod
-    def for_corpus(cls, texts: Iterable[str], *, spelling: bool = True) -> QueryRewriter:
+    def for_corpus(cls, texts: Iterable[str]) -> QueryRewriter:
         texts = list(texts)
         counts = word_counts(texts)
-        speller = Speller(counts, corpus_language(texts)) if spelling else None
-        return cls(accent_map(counts), speller=speller)
+        return cls(accent_map(counts), speller=Speller(counts, corpus_language(texts)))
 
     def __call__(self, question: str) -> str:
         expand = self.abbreviations and not looks_english(question)

