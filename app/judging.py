@@ -156,6 +156,8 @@ def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
         "strict_p": item.get("correctness_strict_p"),
         "coverage_p": item.get("coverage_p"),
         "reference_agree_p": item.get("reference_agree_p"),
+        "reference_novelty": item.get("reference_novelty"),
+        "reference_recall": item.get("reference_recall"),
         "label_by": item.get("label_by"),
         "thresholds": pipeline.thresholds.to_dict(),
     }

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from corpus.errors import InputError
+from eval.signals import REFERENCE_FEATURES
 
 Row = Mapping[str, float | None]
 C_GRID = (0.1, 0.3, 1.0, 3.0)
@@ -187,16 +188,17 @@ def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
 def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
                     candidates: Sequence[str], *, judge_model: str = "") -> LabelModel:
     """Submodels chosen and fitted on the rows that have their signals: first one that may read
-    ``reference_agree`` (when some rows have it), then one that does not."""
+    the signals of a reference answer (when some rows have them), then one that does not."""
     variants = [list(candidates)]
-    if "reference_agree" in candidates:
-        variants.append([f for f in candidates if f != "reference_agree"])
+    if any(f in REFERENCE_FEATURES for f in candidates):
+        variants.append([f for f in candidates if f not in REFERENCE_FEATURES])
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
     for variant in variants:
         # a signal most items lack (not measured by this judge) is no candidate
         cands = [f for f in variant if sum(r.get(f) is not None for r in rows) * 2 > len(rows)]
-        name = "with_reference" if "reference_agree" in cands else "without_reference"
+        name = ("with_reference" if any(f in REFERENCE_FEATURES for f in cands)
+                else "without_reference")
         if name in figures:
             continue
         idx = [i for i, r in enumerate(rows) if all(r.get(f) is not None for f in cands)]

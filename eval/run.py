@@ -30,7 +30,7 @@ from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
 from eval.metrics import Span, first_hit_rank
 from eval.record import Record, Reference
 from eval.report import summarise, write_records, write_rows, write_summary
-from eval.signals import coverage, features, reference_agreement
+from eval.signals import coverage, features, reference_agreement, reference_words
 
 ITEMS = "items.jsonl"
 ChatFn = Callable[[list[dict[str, str]]], str]
@@ -125,6 +125,9 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
                ar_error=ar.error)
     checkable = p.correctness and bool(judged_on)  # no text: nothing to check the claims against
     reference = _val(row, "reference_answer")
+    words = reference_words(question, answer_text, None if reference is None else str(reference))
+    out["reference_novelty"] = None if words is None else words["novelty"]
+    out["reference_recall"] = None if words is None else words["recall"]
     if p.verify is not None and p.correctness:
         out["coverage_p"] = coverage(p.verify, question, answer_text)
         if reference is not None:

@@ -8,6 +8,14 @@ Two more yes/no questions, read from the first token's probability like the clai
 - ``reference_agreement``: does the answer say what the instructor's reference answer says,
   without contradicting it? Only where the item has a reference answer.
 
+Two more read the words alone, no LLM, where the item has a reference answer in the answer's
+language (``reference_words``): the share of the answer's content words (stems, accents folded,
+stop words dropped) that neither the reference answer nor the question says (``novelty``: a
+wrong detail brings words of its own), and the share of the reference's words beyond the
+question that the answer says (``recall``: a vague answer says little of it). On the judge
+bench's fitting part, novelty alone labelled questions left out of the fit better than any LLM
+signal of the embedded model (README, "How the judges work").
+
 ``features`` turns a judged item (its stored columns) into the named numbers a label model
 (``eval.label_model``) is fitted on; a signal the item lacks is None.
 """
@@ -19,6 +27,8 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
+from corpus.bm25 import tokenize
+from corpus.language import detect_language
 from eval.claims import MAX_CLAIMS, FirstTokenFn, recorded_probabilities, yes_probability
 
 SYSTEM = "Você é um professor que avalia respostas com rigor. Responda apenas SIM ou NÃO."
@@ -56,11 +66,30 @@ def reference_agreement(ask: FirstTokenFn, question: str, answer: str, reference
                 answer=answer[:MAX_ANSWER_CHARS])
 
 
+def reference_words(question: str, answer: str, reference: str | None
+                    ) -> dict[str, float] | None:
+    """``novelty`` and ``recall`` of the answer's words against the reference answer; None
+    without a reference, or when the answer is in another language than the reference (its
+    words could not match)."""
+    if not reference or not str(reference).strip() or not answer.strip():
+        return None
+    if detect_language(answer) != detect_language(str(reference)):
+        return None
+    said, asked, ref = set(tokenize(answer)), set(tokenize(question)), set(tokenize(reference))
+    if not said:
+        return None
+    beyond = ref - asked
+    return {"novelty": len(said - ref - asked) / len(said),
+            "recall": len(beyond & said) / len(beyond) if beyond else 1.0}
+
+
 FEATURES = (
     "ar", "claim_mean", "claim_min", "claim_share", "claim_count", "strict_mean", "strict_min",
-    "coverage", "reference_agree",
+    "coverage", "reference_agree", "reference_novelty", "reference_recall",
 )
 """Every signal a label model may use, in this order."""
+REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall")
+"""The signals only an item with a reference answer has."""
 
 
 def _floats(value: Any) -> list[float]:
@@ -84,6 +113,7 @@ def features(item: Mapping[str, Any], support_at: float = 0.85) -> dict[str, flo
     ps = recorded_probabilities(item)
     strict = _floats(item.get("correctness_strict_p"))
     ar = _number(item.get("ar_score"))
+    words = _words(item)
     return {
         "ar": None if ar is None else ar / 3,
         "claim_mean": statistics.fmean(ps) if ps else None,
@@ -95,4 +125,18 @@ def features(item: Mapping[str, Any], support_at: float = 0.85) -> dict[str, flo
         "strict_min": min(strict) if strict else None,
         "coverage": _number(item.get("coverage_p")),
         "reference_agree": _number(item.get("reference_agree_p")),
+        "reference_novelty": words[0],
+        "reference_recall": words[1],
     }
+
+
+def _words(item: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """The stored word signals, or (for an item judged before they existed) measured now."""
+    if "reference_novelty" in item:
+        return _number(item.get("reference_novelty")), _number(item.get("reference_recall"))
+    reference = item.get("reference_answer")
+    answer = item.get("answer")
+    if not isinstance(reference, str) or not isinstance(answer, str):
+        return None, None
+    got = reference_words(str(item.get("question") or ""), answer, reference)
+    return (None, None) if got is None else (got["novelty"], got["recall"])

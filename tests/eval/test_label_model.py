@@ -11,7 +11,7 @@ import pytest
 from corpus.errors import InputError
 from eval.label_model import LabelModel, fit_label_model, fit_submodel, leave_group_out
 from eval.metrics import cohen_kappa
-from eval.signals import FEATURES, features
+from eval.signals import FEATURES, features, reference_words
 
 LEVEL = {"C": 0.95, "PC": 0.75, "I": 0.45}
 
@@ -82,3 +82,56 @@ def test_a_broken_model_file_names_what_is_wrong() -> None:
     data["models"][0]["mean"] = data["models"][0]["mean"][:-1] + [0.0, 0.0]
     with pytest.raises(InputError, match="do not match"):
         LabelModel.from_dict(data)
+
+
+QUESTION = "por que a derivada de e^x é ela mesma?"
+REFERENCE = ("Porque e é a única base cuja exponencial cresce exatamente na taxa do próprio valor: "
+             "a constante de proporcionalidade da derivada de a^x é ln(a), e ln(e) = 1.")
+
+
+def test_a_wrong_detail_brings_words_the_reference_does_not_say() -> None:
+    right = reference_words(QUESTION, "Porque a taxa de crescimento de e^x é o próprio valor: a "
+                            "constante de proporcionalidade é ln(e), que vale 1.", REFERENCE)
+    wrong = reference_words(QUESTION, "Porque a taxa de crescimento de e^x é o próprio valor: a "
+                            "constante vem do seno e do cosseno, que somam 1.", REFERENCE)
+    vague = reference_words(QUESTION, "Porque e é um número especial.", REFERENCE)
+    assert right is not None and wrong is not None and vague is not None
+    assert wrong["novelty"] > right["novelty"]
+    assert vague["recall"] < right["recall"]
+    # no reference, or an answer in English: its words cannot be compared, no signal
+    assert reference_words(QUESTION, "Because e grows at its own rate.", REFERENCE) is None
+    assert reference_words(QUESTION, "Porque sim.", None) is None
+
+
+def test_an_item_judged_before_the_word_signals_gets_them_from_its_text() -> None:
+    item = {"question": QUESTION, "answer": "A constante é ln(e) = 1.",
+            "reference_answer": REFERENCE, "correctness_claim_p": [0.9]}
+    row = features(item)
+    measured = reference_words(QUESTION, item["answer"], REFERENCE)
+    assert measured is not None
+    assert row["reference_novelty"] == measured["novelty"]
+    assert features({**item, "reference_answer": None})["reference_novelty"] is None
+
+
+def test_items_without_a_reference_are_labelled_by_the_submodel_that_does_not_read_it() -> None:
+    rnd = random.Random(7)
+    novelty = {"C": 0.1, "PC": 0.35, "I": 0.6}
+    rows, labels, groups = [], [], []
+    for q in range(24):
+        for label in ("C", "PC", "I"):
+            # the claim check tells the labels apart loosely; the words of a reference answer,
+            # which two thirds of the questions have, tell them apart well
+            row = features({"correctness_claim_p": [LEVEL[label] + rnd.gauss(0, 0.15)]})
+            if q < 16:
+                row["reference_novelty"] = novelty[label] + rnd.gauss(0, 0.03)
+                row["reference_recall"] = rnd.random()
+            rows.append(row)
+            labels.append(label)
+            groups.append(f"q{q}")
+    model = fit_label_model(rows, labels, groups, FEATURES)
+    with_ref, without = model.models
+    assert "reference_novelty" in with_ref.features
+    assert not set(without.features) & {"reference_novelty", "reference_recall",
+                                        "reference_agree"}
+    bare = rows[-1]
+    assert bare["reference_novelty"] is None and model.predict(bare) is not None
