@@ -86,7 +86,7 @@ class Settings(BaseSettings):
     answer_strategy: Literal["gated", "direct"] = "gated"
     focus_windows: int = 6  # top retrieved windows focused to their best sentences
     gate_candidates: int = 3  # the best focused passages the evidence check reads
-    gate_file: Path | None = None  # fitted thresholds (aula fit-gate); default: app/gate.json
+    gate_file: Path | None = None  # fitted gate (aula fit-gate); "strict": app/gate_strict.json
     passage_chars: int = 450  # a focused passage: the sentences around the answer
     answer_passages: int = 2  # at most this many passages in the gated prompt
     gated_max_tokens: int = 160

@@ -33,6 +33,9 @@ from corpus.rerank import ScoreReranker
 from eval.claims import SYSTEM, yes_probability
 
 DEFAULT_GATE_FILE = Path(__file__).with_name("gate.json")
+STRICT_GATE_FILE = Path(__file__).with_name("gate_strict.json")
+"""``AULA_GATE_FILE=strict``: fitted on Portuguese and English questions, neighbouring subjects
+and course logistics included; declines more of those, and more answerable questions too."""
 
 GATE_USER = (
     "TEXTO (transcrição de uma aula):\n{contexts}\n\n"
@@ -221,9 +224,16 @@ class Gate:
 
     @classmethod
     def load(cls, path: Path | None = None) -> Gate:
-        path = path or DEFAULT_GATE_FILE
-        if not path.exists():
-            return cls()
+        """The gate in ``path`` (``strict``: the shipped strict one); without a path, the
+        shipped default, or the unfitted thresholds if it is missing. A named file that does
+        not exist is an error naming it, never a silent fallback."""
+        if path is None:
+            return cls.from_json(DEFAULT_GATE_FILE.read_text(encoding="utf-8"),
+                                 str(DEFAULT_GATE_FILE)) if DEFAULT_GATE_FILE.exists() else cls()
+        if str(path) == "strict":
+            path = STRICT_GATE_FILE
+        if not path.is_file():
+            raise InputError(f"gate file {path} (AULA_GATE_FILE) not found")
         return cls.from_json(path.read_text(encoding="utf-8"), str(path))
 
 

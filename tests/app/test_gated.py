@@ -205,3 +205,15 @@ def test_a_timed_out_generation_leaves_the_moments(service: str, fake_llm: FakeL
     assert body["answer"] is None and body["covered"] is None
     assert "demorou demais" in body["note"] and "timed out" in body["error"]
     assert body["moments"][0]["p"] > 0.8  # the check had passed: the moments are the evidence
+
+
+def test_the_strict_gate_is_a_setting_and_a_missing_gate_file_is_named(tmp_path: Path) -> None:
+    strict, default = Gate.load(Path("strict")), Gate.load()
+    assert strict.fitted["questions"] > default.fitted["questions"]
+    # every word of the question in the passages, a middling retrieval score: the default
+    # answers, the strict gate (fitted on neighbouring subjects too) says "not covered"
+    middling = {"top_score": 0.865, "term_cov": 1.0}
+    assert default.p_covered_of(middling) >= 0.5 > strict.p_covered_of(middling)
+    missing = tmp_path / "gate_typo.json"
+    with pytest.raises(ValueError, match="gate_typo.json"):
+        Gate.load(missing)
