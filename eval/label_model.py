@@ -1,15 +1,15 @@
 """A small model from the judge's signals to C / PC / I, fitted on manually labelled items.
 
 The signals (``eval.signals.FEATURES``: AR, the claim check read two ways, coverage of the
-question, agreement with a reference answer) are standardised and fed to a multinomial
-logistic regression (scikit-learn, balanced class weights). Which signals it reads is chosen
-by forward selection on leave-one-question-out agreement (linear-weighted kappa) over the
-fitting items: a signal is kept only when adding it makes the labels of questions left out of
+question, agreement with a reference answer and its words) are standardised and fed to a
+multinomial logistic regression (scikit-learn, balanced class weights). Which signals it reads
+is chosen by forward selection on leave-one-question-out agreement (linear-weighted kappa) over
+the fitting items: a signal is kept only when adding it makes the labels of questions left out of
 the fit agree better. Answers to one question share their evidence, so leaving one answer out
 would flatter the fit.
 
 A ``LabelModel`` holds one or more ``Submodel``s, tried in order: the first whose signals an
-item has labels it (with a reference answer, one that reads the agreement with it; without, one
+item has labels it (with a reference answer, one that reads its signals; without, one
 that does not). It is stored as JSON (``to_json``) and needs no scikit-learn to predict.
 """
 
