@@ -228,9 +228,10 @@ class Gate:
         shipped default, or the unfitted thresholds if it is missing. A named file that does
         not exist is an error naming it, never a silent fallback."""
         if path is None:
-            return cls.from_json(DEFAULT_GATE_FILE.read_text(encoding="utf-8"),
-                                 str(DEFAULT_GATE_FILE)) if DEFAULT_GATE_FILE.exists() else cls()
-        if str(path) == "strict":
+            if not DEFAULT_GATE_FILE.exists():
+                return cls()
+            path = DEFAULT_GATE_FILE
+        elif str(path) == "strict":
             path = STRICT_GATE_FILE
         if not path.is_file():
             raise InputError(f"gate file {path} (AULA_GATE_FILE) not found")
