@@ -54,6 +54,20 @@ def _kind(q: Any) -> str:
     return q.kind.replace(" ", "_") if q.kind else "other_subject"
 
 
+def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: list[Any]
+            ) -> tuple[dict[str, float], dict[str, bool]]:
+    """The gate's signals for ``query`` over ``hits`` (the evidence check asked only when a
+    gate reads it) and each gate's decision: covered or not."""
+    passages = answerer.candidates_for(query, hits)
+    probs: list[float | None] = (
+        check_passages(ask, query, passages)
+        if any(g.uses_llm for g in gates.values()) else [None] * len(passages))
+    feats = answerer.features(query, passages, probs, hits, every_signal=True)
+    scores = [h.score for h in hits]
+    return feats, {name: gate.decide(probs, scores, 2, feats).covered
+                   for name, gate in gates.items()}
+
+
 def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool]]]:
     """Each gate's decisions on the test half of the English set over the English lectures
     (``bench/data/gate_karpathy.jsonl``: answerable questions and ones the lectures don't cover;
@@ -80,14 +94,7 @@ def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool
     with services.stack:
         for q in read_questions(GATE_EN, "test"):
             hits = services.retriever.search(q.question, 10)
-            passages = answerer.candidates_for(q.question, hits)
-            probs: list[float | None] = (
-                check_passages(ask, q.question, passages)
-                if any(g.uses_llm for g in gates.values()) else [None] * len(passages))
-            feats = answerer.features(q.question, passages, probs, hits, every_signal=True)
-            out.append((_kind(q), {name: gate.decide(probs, [h.score for h in hits], 2,
-                                                     feats).covered
-                                   for name, gate in gates.items()}))
+            out.append((_kind(q), _decide(answerer, ask, gates, q.question, hits)[1]))
     return out
 
 
@@ -131,32 +138,25 @@ def main() -> None:
     qs = read_questions(ANSWERS, "test") + read_questions(GATE_SET, "test")
 
     services = services_over_index()
-    decided: dict[str, list[tuple[str, bool, bool]]] = {name: [] for name in gates}
+    decided: list[tuple[str, dict[str, bool]]] = []
     OUT.mkdir(parents=True, exist_ok=True)
     with services.stack, open(OUT / "gate_decisions_items.jsonl", "w") as log:
-        answerer = services.answerer
         for q in tqdm(qs, desc="gate", unit="pergunta"):
             hits, _, query = retrieve(services, q.question, 10, None)  # as /ask searches
-            passages = answerer.candidates_for(query, hits)
-            probs: list[float | None] = (
-                check_passages(services.llm.first_token, query, passages)
-                if any(g.uses_llm for g in gates.values()) else [None] * len(passages))
-            feats = answerer.features(query, passages, probs, hits, every_signal=True)
-            row: dict[str, Any] = {"id": q.qid, "kind": _kind(q), "searched": query, **feats}
-            for name, gate in gates.items():
-                d = gate.decide(probs, [h.score for h in hits], 2, feats)
-                decided[name].append((_kind(q), q.answerable, d.covered))
-                row[name] = d.covered
-            log.write(json.dumps(row, ensure_ascii=False) + "\n")
+            feats, covered = _decide(services.answerer, services.llm.first_token, gates, query,
+                                     hits)
+            decided.append((_kind(q), covered))
+            log.write(json.dumps({"id": q.qid, "kind": _kind(q), "searched": query, **feats,
+                                  **covered}, ensure_ascii=False) + "\n")
         karpathy = _karpathy(gates, services.llm.first_token)
 
     figures: dict[str, Any] = {"questions": len(qs), "questions_en": len(karpathy)}
-    for kind in sorted({k for k, _, _ in decided["shipped"]}):
-        figures[f"n_{kind}"] = sum(k == kind for k, _, _ in decided["shipped"])
+    for kind in sorted({k for k, _ in decided}):
+        figures[f"n_{kind}"] = sum(k == kind for k, _ in decided)
     for name, gate in gates.items():
         figures[f"{name}.features"] = ", ".join(gate.weights) or "thresholds"
         figures[f"{name}.fitted_on"] = gate.fitted.get("questions")
-        figures.update(_rates([(k, c) for k, _, c in decided[name]], f"{name}."))
+        figures.update(_rates([(k, d[name]) for k, d in decided], f"{name}."))
         if karpathy:
             figures.update(_rates([(k, d[name]) for k, d in karpathy], f"{name}.en_"))
     report("gate_decisions", figures)

@@ -71,9 +71,9 @@ def reference_words(question: str, answer: str, reference: str | None
     """``novelty`` and ``recall`` of the answer's words against the reference answer; None
     without a reference, or when the answer is in another language than the reference (its
     words could not match)."""
-    if not reference or not str(reference).strip() or not answer.strip():
+    if not reference or not reference.strip() or not answer.strip():
         return None
-    if detect_language(answer) != detect_language(str(reference)):
+    if detect_language(answer) != detect_language(reference):
         return None
     said, asked, ref = set(tokenize(answer)), set(tokenize(question)), set(tokenize(reference))
     if not said:
