@@ -94,10 +94,15 @@ class Services:
         self._retriever = value
 
     def search_query(self, question: str) -> str:
-        """What to search for ``question``: its translation when it is in another language
-        than the lectures' and a translator is configured, else the question as typed."""
+        """What to search for ``question``: without its chat framing ("oi gente,",
+        "obrigado!!"; ``corpus.query.strip_framing``) when the query rewriter is on, then
+        translated when it is in another language than the lectures' and a translator is
+        configured. The evidence gate and the passage focus read this too."""
         from app.translate import needs_translation
+        from corpus.query import strip_framing
 
+        if self.settings.query_rewrite:
+            question = strip_framing(question)
         if self.translator is None:
             return question
         lectures = self.retriever.language

@@ -24,7 +24,10 @@ Three gates side by side, in the same run:
   logistics and 4 on other subjects. A gate fitted on one corpus must not decline another
   corpus' answerable questions.
 
-Each gate is also run on the test half of the English set (``en_*`` figures).
+Each gate is also run on the test half of the English set (``en_*`` figures). The shipped
+and both-corpora gates are also run on the Portuguese test questions wrapped in a chat
+message's framing (``bench/framing.py``: "eae pessoal, ... valeu!"), with the framing stripped
+as ``/ask`` strips it and searched as typed (``framed_stripped_*``, ``framed_as_typed_*``).
 
 Figures per gate: share answered of the answerable questions, share declined of each kind of
 uncovered question, and the balanced accuracy. Embedded LLM (for the translations and, when a
@@ -98,6 +101,29 @@ def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool
     return out
 
 
+def _framed(services: Any, gates: dict[str, Any], qs: list[Any]
+            ) -> dict[bool, list[tuple[str, dict[str, bool]]]]:
+    """Each gate's decisions on the Portuguese test questions wrapped in a chat message's
+    framing (``bench.framing.with_framing``), with the framing stripped as ``/ask`` strips it
+    (``corpus.query.strip_framing``) and searched as typed; keyed by stripped or not."""
+    from bench.framing import with_framing
+    from corpus.query import strip_framing
+
+    rewriter = services.retriever.rewriter
+    out: dict[bool, list[tuple[str, dict[str, bool]]]] = {}
+    for strip in (True, False):
+        rewriter.framing = strip
+        out[strip] = []
+        for q in qs:
+            framed = with_framing(q.question, q.qid, "pt")
+            query = strip_framing(framed) if strip else framed
+            hits = services.retriever.search(query, 10)
+            out[strip].append((_kind(q), _decide(services.answerer, services.llm.first_token,
+                                                 gates, query, hits)[1]))
+    rewriter.framing = True
+    return out
+
+
 def _rates(decided: list[tuple[str, bool]], prefix: str) -> dict[str, float]:
     """Share answered of the answerable questions, share declined of each other kind, and
     the balanced accuracy, from (kind, covered) pairs."""
@@ -149,6 +175,8 @@ def main() -> None:
             log.write(json.dumps({"id": q.qid, "kind": _kind(q), "searched": query, **feats,
                                   **covered}, ensure_ascii=False) + "\n")
         karpathy = _karpathy(gates, services.llm.first_token)
+        framed = _framed(services, {k: gates[k] for k in ("shipped", "both_corpora")},
+                         [q for q in qs if q.lang == "pt"])
 
     figures: dict[str, Any] = {"questions": len(qs), "questions_en": len(karpathy)}
     for kind in sorted({k for k, _ in decided}):
@@ -159,6 +187,10 @@ def main() -> None:
         figures.update(_rates([(k, d[name]) for k, d in decided], f"{name}."))
         if karpathy:
             figures.update(_rates([(k, d[name]) for k, d in karpathy], f"{name}.en_"))
+    for strip, decisions in framed.items():
+        for name in ("shipped", "both_corpora"):
+            figures.update(_rates([(k, d[name]) for k, d in decisions],
+                                  f"{name}.framed_{'stripped' if strip else 'as_typed'}_"))
     report("gate_decisions", figures)
 
 

@@ -10,11 +10,13 @@ over the two-minute windows), each retriever alone over windows, each with its u
 fitted fusion, with and without the query rewriter; span-hit@1/@5, MRR@10, video-hit@5 and
 start-in-span@1 (eval/retrieval.py); query latency p50 (embed + search) of the first slice and of
 the fusion; the fitted fusion on the questions with typing slips added (``with_typos``), with the
-rewriter's spelling correction on and off. With AULA_RERANK_MODEL, the cross-encoder rerank
-too; BENCH_LLM_RERANK_N > 0 runs the LLM yes/no rerank (embedded model,
-BENCH_RERANK_CANDIDATES candidates, 10 by default) on that many Portuguese questions and prints
-its quality beside the fusion's on the same questions, and the latency it adds. Ingest cost of
-the units: BENCH_INGEST_LECTURES lectures ingested with and without units (seconds, index MB).
+rewriter's spelling correction on and off, and on the questions wrapped in chat framing
+(``bench/framing.py``: "eae pessoal, ... valeu!"), with the rewriter's framing strip on and
+off. With AULA_RERANK_MODEL, the cross-encoder rerank too; BENCH_LLM_RERANK_N > 0 runs the
+LLM yes/no rerank (embedded model, BENCH_RERANK_CANDIDATES candidates, 10 by default) on that
+many Portuguese questions and prints its quality beside the fusion's on the same questions,
+and the latency it adds. Ingest cost of the units: BENCH_INGEST_LECTURES lectures ingested with
+and without units (seconds, index MB).
 """
 
 from __future__ import annotations
@@ -146,6 +148,28 @@ def _spelling(prefix: str, retriever: Any, questions: list[Any], figures: dict[s
     retriever.rewriter = rewriter
 
 
+def _framing(prefix: str, retriever: Any, questions: list[Any], lang: str,
+             figures: dict[str, Any]) -> None:
+    """The fitted fusion on the questions wrapped in a chat message's framing
+    (``bench.framing.with_framing``: a greeting or an apology before, thanks or an aside
+    after), with the rewriter's framing strip on and off."""
+    from dataclasses import replace as dc_replace
+
+    from bench.framing import with_framing
+    from eval.retrieval import run
+
+    rewriter = retriever.rewriter
+    if rewriter is None:
+        return
+    framed = [dc_replace(q, question=with_framing(q.question, q.id, lang)) for q in questions]
+    for strip in (True, False):
+        rewriter.framing = strip
+        figs, _ = run(retriever, framed, rerank=False)
+        for key in ("span_hit@1", "span_hit@5", "mrr@10"):
+            figures[f"{prefix}_{'stripped' if strip else 'as_typed'}_{key}"] = figs[key]
+    rewriter.framing = True
+
+
 def _latency(prefix: str, retriever: Any, questions: list[Any], figures: dict[str, Any]) -> None:
     """Query latency (embed + search) of the first slice and of the fusion, measured in turns
     on each question (4 rounds, each first in two) so that both see the same machine state;
@@ -239,6 +263,7 @@ def main() -> None:
     figures["pt_questions"] = len(pt)
     _compare("pt", retriever, pt, figures)
     _spelling("pt_spelling", retriever, pt, figures)
+    _framing("pt_framed", retriever, pt, "pt", figures)
     if os.environ.get("AULA_RERANK_MODEL"):
         from corpus.rerank import CrossEncoderReranker
 
@@ -263,6 +288,7 @@ def main() -> None:
         figures["en_questions"] = len(en)
         _compare("en", retriever_en, en, figures)
         _spelling("en_spelling", retriever_en, en, figures)
+        _framing("en_framed", retriever_en, en, "en", figures)
     _ingest_cost(embedder, figures)
     report("retrieval_quality", figures)
 

@@ -16,7 +16,8 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
+def stopwords() -> frozenset[str]:
+    """Portuguese and English stop words and spoken fillers, accents folded."""
     from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_PORTUGUESE
 
     extra = {  # spoken-Portuguese fillers that ASR transcripts are full of
@@ -43,7 +44,7 @@ def _fold(word: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Words, stop words removed, Portuguese Snowball stems, accents folded."""
-    stops = _stopwords()
+    stops = stopwords()
     stem = _stemmer().stemWord
     out = []
     for raw in _WORD.findall(text.lower()):

@@ -82,6 +82,20 @@ def test_gate_answers_above_its_threshold_and_declines_below(
         assert body["citations"] == []
 
 
+def test_chat_framing_is_searched_and_checked_without_it(service: str,
+                                                        fake_llm: FakeLLMServer) -> None:
+    fake_llm.requests.clear()
+    typed = "oi gente, to com uma duvida: qual a vantagem da ReLU sobre a sigmoid? valeu!!"
+    body = ask(service, typed).json()
+    assert body["search_query"] == "qual a vantagem da ReLU sobre a sigmoid?"
+    assert body["covered"] is True
+    checks = [r["messages"][-1]["content"] for r in fake_llm.chat_requests
+              if "PERGUNTA DE UM ESTUDANTE" in r["messages"][-1]["content"]]
+    assert checks and not any("valeu" in c for c in checks)
+    generated = [r for r in fake_llm.chat_requests if r.get("stream")]
+    assert typed in generated[0]["messages"][-1]["content"]  # answered as the student wrote
+
+
 def test_moment_link_opens_where_the_answering_sentence_starts(service: str) -> None:
     body = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
     m = body["moments"][0]

@@ -14,7 +14,7 @@ import pytest
 from corpus.fusion import CHANNELS, Fusion, FusionError, fit, load_fusion
 from corpus.index import IndexStore
 from corpus.ingest import SegmentParams, ingest
-from corpus.query import QueryRewriter, accent_map
+from corpus.query import QueryRewriter, accent_map, strip_framing
 from corpus.retrieve import Retriever
 from tests.conftest import CACHE, SAMPLES
 
@@ -174,6 +174,45 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     assert "sigmoide" not in accent_map(["sigmóide uma vez só"])  # one-off spellings are not kept
     assert rw("why does the n-gram model need the pro tip?") == (
         "why does the n-gram model need the pro tip?")  # English: no chat expansions
+
+
+def test_the_chat_framing_around_a_question_is_not_searched() -> None:
+    assert strip_framing("oi gente, to com uma duvida: o que é um autovetor? obrigado!!") == (
+        "o que é um autovetor?")
+    assert strip_framing("alguem sabe me dizer oq é serie de laurent kkkk") == (
+        "oq é serie de laurent")
+    assert strip_framing("desculpa a pergunta boba mas pq a derivada de e^x é e^x? to perdido"
+                         ) == "pq a derivada de e^x é e^x?"
+    assert strip_framing("hi everyone, quick question: what does backprop compute? thanks!"
+                         ) == "what does backprop compute?"
+    # what the question asks stays, framing words included, and so does a question that is
+    # nothing but framing words
+    assert strip_framing("o que é uma prova por indução?") == "o que é uma prova por indução?"
+    assert strip_framing("how to get help") == "how to get help"
+    assert strip_framing("Professor, o que cai na prova?") == "Professor, o que cai na prova?"
+    assert strip_framing("qual a nota minima pra passar? (caiu na prova passada)") == (
+        "qual a nota minima pra passar?")
+
+
+@pytest.mark.parametrize("question, intruder", [
+    ("oi gente, to com uma duvida: o que é sobreajuste? vai cair na prova amanha, obrigado!!",
+     330),  # the lab's "Dúvidas ... a revisão para a prova"
+    ("bom dia! alguem sabe me dizer quando o modelo decora os exemplos? valeu galera, to "
+     "revisando a materia pra prova", 0),  # the lab's "Bom dia, hoje a aula é de laboratório"
+])
+def test_a_question_wrapped_in_chat_finds_its_moments_not_its_greeting(  # type: ignore[no-untyped-def]
+        lab_index, embedder, question, intruder) -> None:
+    # As typed, the greeting and the exam aside pull a window that shares their words into the
+    # best three; without them, the best three are moments about overfitting.
+    data = lab_index.load()
+    texts = data.segments["text"].tolist()
+    stripped = Retriever(data, embedder, rewriter=QueryRewriter.for_corpus(texts))
+    as_typed = Retriever(data, embedder, rewriter=QueryRewriter.for_corpus(texts))
+    as_typed.rewriter.framing = False
+    assert _where(as_typed.search(question, 3), intruder)
+    hits = stripped.search(question, 3)
+    assert not _where(hits, intruder)
+    assert any(h.lecture_id == "laboratorio" and h.start <= 200 < h.end for h in hits)
 
 
 def test_a_misspelt_word_finds_the_moment_its_right_spelling_names(lab_index, embedder) -> None:  # type: ignore[no-untyped-def]
