@@ -27,7 +27,8 @@ Three gates side by side, in the same run:
 Each gate is also run on the test half of the English set (``en_*`` figures). The shipped
 and both-corpora gates are also run on the Portuguese test questions wrapped in a chat
 message's framing (``bench/framing.py``: "eae pessoal, ... valeu!"), with the framing stripped
-as ``/ask`` strips it and searched as typed (``framed_stripped_*``, ``framed_as_typed_*``).
+as ``/ask`` strips it and searched as typed (``framed_stripped_*``, ``framed_as_typed_*``),
+with the share of questions decided as they are without the framing (``*_same_as_unframed``).
 
 Figures per gate: share answered of the answerable questions, share declined of each kind of
 uncovered question, and the balanced accuracy. Embedded LLM (for the translations and, when a
@@ -102,15 +103,16 @@ def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool
 
 
 def _framed(services: Any, gates: dict[str, Any], qs: list[Any]
-            ) -> dict[bool, list[tuple[str, dict[str, bool]]]]:
+            ) -> dict[bool, list[tuple[str, str, dict[str, bool]]]]:
     """Each gate's decisions on the Portuguese test questions wrapped in a chat message's
     framing (``bench.framing.with_framing``), with the framing stripped as ``/ask`` strips it
-    (``corpus.query.strip_framing``) and searched as typed; keyed by stripped or not."""
+    (``corpus.query.strip_framing``) and searched as typed; (id, kind, decisions) keyed by
+    stripped or not."""
     from bench.framing import with_framing
     from corpus.query import strip_framing
 
     rewriter = services.retriever.rewriter
-    out: dict[bool, list[tuple[str, dict[str, bool]]]] = {}
+    out: dict[bool, list[tuple[str, str, dict[str, bool]]]] = {}
     for strip in (True, False):
         rewriter.framing = strip
         out[strip] = []
@@ -118,8 +120,8 @@ def _framed(services: Any, gates: dict[str, Any], qs: list[Any]
             framed = with_framing(q.question, q.qid, "pt")
             query = strip_framing(framed) if strip else framed
             hits = services.retriever.search(query, 10)
-            out[strip].append((_kind(q), _decide(services.answerer, services.llm.first_token,
-                                                 gates, query, hits)[1]))
+            out[strip].append((q.qid, _kind(q), _decide(
+                services.answerer, services.llm.first_token, gates, query, hits)[1]))
     rewriter.framing = True
     return out
 
@@ -187,10 +189,13 @@ def main() -> None:
         figures.update(_rates([(k, d[name]) for k, d in decided], f"{name}."))
         if karpathy:
             figures.update(_rates([(k, d[name]) for k, d in karpathy], f"{name}.en_"))
+    unframed = {q.qid: covered for q, (_, covered) in zip(qs, decided, strict=True)}
     for strip, decisions in framed.items():
         for name in ("shipped", "both_corpora"):
-            figures.update(_rates([(k, d[name]) for k, d in decisions],
-                                  f"{name}.framed_{'stripped' if strip else 'as_typed'}_"))
+            prefix = f"{name}.framed_{'stripped' if strip else 'as_typed'}_"
+            figures.update(_rates([(k, d[name]) for _, k, d in decisions], prefix))
+            figures[f"{prefix}same_as_unframed"] = round(sum(
+                d[name] == unframed[qid][name] for qid, _, d in decisions) / len(decisions), 3)
     report("gate_decisions", figures)
 
 
