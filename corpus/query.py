@@ -178,7 +178,7 @@ _WEAK = (
     "ajudar sabe sabem saber dizer pode podem poderia consegue explica explicar explique "
     "explicacao jeito simples facil pergunta rapida rapido entendi entendo entender "
     "compreendi direito bem nada consegui estudar revisar materia prova provas amanha hoje "
-    "semana passada ai aqui isso ae good morning afternoon evening all prof professor advance "
+    "semana passada ai aqui isso ae good morning afternoon evening all advance "
     "appreciated appreciate help could can would explain simple simply easy quick question "
     "lost understand understood get got really studying study reviewing review exam exams "
     "midterm final test tomorrow today week here"
@@ -197,7 +197,8 @@ _OPENERS = STRONG_FRAMING | frozenset(
 é X", "não entendi | a parte de Y"); not "professor", "pode", "bom": "o professor vai
 disponibilizar os slides?", "pode usar calculadora?", "bom learning rate"."""
 
-_TAIL = frozenset(_THANKS.split()) | frozenset(
+_THANK_WORDS = frozenset(_THANKS.split())
+_TAIL = _THANK_WORDS | frozenset(
     _GREETINGS.split() + "desde ja muito much so in advance alguem ai socorro".split())
 """Words that close a message ("... vlw galera", "desde já agradeço", "alguém aí?"): a run of
 them at the very end, with thanks or laughter in it, is cut."""
@@ -226,7 +227,7 @@ def _cut_tail(text: str) -> str:
                          or _LAUGH.match(fold(words[start - 1].group(0)))):
         start -= 1
     tail = [fold(m.group(0)) for m in words[start:]]
-    if 0 < start < len(words) and any(w in _THANKS.split() or _LAUGH.match(w) for w in tail):
+    if 0 < start < len(words) and any(w in _THANK_WORDS or _LAUGH.match(w) for w in tail):
         return text[:words[start].start()].rstrip(" \t,;:-")
     return text
 
