@@ -142,7 +142,8 @@ async def ask(body: AskIn, request: Request, services: ServicesDep,
     description=(
         "Events: `segments` (the retrieved segments, JSON list), `moments` (the best moments "
         "and the coverage decision, as soon as the evidence check is done: `{covered, reason, "
-        "moments}`), `delta` (answer text as it is written, JSON string), then `done` (the full "
+        "moments, search_query}`, the last null when the question was searched as typed), "
+        "`delta` (answer text as it is written, JSON string), then `done` (the full "
         "/ask response; when the LLM failed its `answer` is null and `note` says so)."
     ),
     response_class=Response,
@@ -174,7 +175,8 @@ async def ask_stream(body: AskIn, request: Request, services: ServicesDep,
                             timings["moments"] = time.perf_counter() - t0
                             yield {"event": "moments", "data": json.dumps({
                                 "covered": piece.covered, "reason": piece.reason,
-                                "moments": [m.to_dict() for m in piece.moments]})}
+                                "moments": [m.to_dict() for m in piece.moments],
+                                "search_query": None if query == body.question else query})}
                         elif isinstance(piece, str):
                             if first is None:
                                 first = time.perf_counter() - t1

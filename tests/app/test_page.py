@@ -140,6 +140,24 @@ def test_moments_appear_before_the_answer(gated_site: str, browser) -> None:  # 
     page.close()
 
 
+def test_the_page_says_what_was_searched_when_it_is_not_the_question(  # type: ignore[no-untyped-def]
+        gated_site: str, browser) -> None:
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(gated_site + "/")
+    page.fill("#question", "O que a função ReLU faz?")
+    page.click("#ask-button")
+    page.wait_for_selector("#citations li a.ref", timeout=60_000)
+    assert not page.locator("#searched").is_visible()  # searched as typed: nothing to say
+    page.fill("#question", "oi gente, to com uma duvida: o que a função ReLU faz? valeu!!")
+    page.click("#ask-button")
+    page.wait_for_selector("#moments li a.moment", timeout=60_000)
+    searched = page.inner_text("#searched")
+    assert "o que a função ReLU faz?" in searched and "valeu" not in searched
+    page.wait_for_selector("#citations li a.ref", timeout=60_000)
+    assert page.locator("#searched").is_visible()
+    page.close()
+
+
 def sse(*events: tuple[str, object]) -> str:
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
 

@@ -11,6 +11,7 @@ const segsEl = document.getElementById("segments");
 const count = document.getElementById("count");
 const momBox = document.getElementById("moments-box");
 const momEl = document.getElementById("moments");
+const searchedEl = document.getElementById("searched");
 
 const ts = (s) => {
   s = Math.max(0, Math.round(s));
@@ -49,6 +50,13 @@ function renderMoments(moments) {
       el("div", { className: "snippet" }, m.snippet));
   }));
   momBox.hidden = moments.length === 0;
+}
+
+function renderSearched(query) {
+  // what was searched when it is not the question as typed: its translation, or the question
+  // without the greeting and thanks around it
+  searchedEl.textContent = query ? "Pesquisado como: " + query : "";
+  searchedEl.hidden = !query;
 }
 
 const link = (href, props, label) => href
@@ -106,7 +114,7 @@ form.addEventListener("submit", async (e) => {
   statusEl.className = "";
   statusEl.textContent = "Buscando nos trechos das aulas…";
   answerEl.textContent = ""; citesEl.replaceChildren(); answerBox.hidden = true;
-  momEl.replaceChildren(); momBox.hidden = true;
+  momEl.replaceChildren(); momBox.hidden = true; renderSearched(null);
   let text = "";
   try {
     const res = await fetch("/ask/stream", {
@@ -139,6 +147,7 @@ form.addEventListener("submit", async (e) => {
           statusEl.textContent = "Procurando o momento que responde…";
         } else if (ev === "moments") {
           renderMoments(payload.moments || []);
+          renderSearched(payload.search_query);
           if (payload.covered === false) {
             statusEl.textContent = "As aulas não parecem cobrir esta pergunta.";
           } else {
@@ -150,6 +159,7 @@ form.addEventListener("submit", async (e) => {
           text += payload; answerEl.textContent = text;
         } else if (ev === "done") {
           if (payload.moments) renderMoments(payload.moments);
+          renderSearched(payload.search_query);
           if (payload.answer == null) {
             answerBox.hidden = true;
             statusEl.className = "note";
