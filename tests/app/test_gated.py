@@ -94,6 +94,15 @@ def test_chat_framing_is_searched_and_checked_without_it(service: str,
     assert checks and not any("valeu" in c for c in checks)
     generated = [r for r in fake_llm.chat_requests if r.get("stream")]
     assert typed in generated[0]["messages"][-1]["content"]  # answered as the student wrote
+    # the instructor reviewing it sees the question as typed and what was searched
+    import sqlite3
+
+    db = sqlite3.connect(DB_PATH["path"])
+    question, evidence = db.execute(
+        "SELECT question, evidence FROM answers ORDER BY id DESC LIMIT 1").fetchone()
+    db.close()
+    assert question == typed
+    assert json.loads(evidence)["search_query"] == body["search_query"]
 
 
 def test_moment_link_opens_where_the_answering_sentence_starts(service: str) -> None:

@@ -225,3 +225,27 @@ def test_a_bad_video_link_never_mixes_one_item_with_another(site: Site, browser)
     with site.db.read() as s:
         assert [store.get_item(s, i)["manual"] for i in (before, *bad)] == ["I", "C", "C"]
     page.close()
+
+
+def test_the_instructor_sees_what_was_searched_for_a_question(site: Site, browser) -> None:  # type: ignore[no-untyped-def]
+    typed = "hey, what does the ReLU return? thanks!"
+    with site.db.write() as s:
+        plain = store.save_answer(s, {**answer_body("O que a ReLU devolve?", "como-digitada"),
+                                      "strategy": "gated", "search_query": None}, store_now())
+        translated = store.save_answer(
+            s, {**answer_body(typed, "traduzida"), "strategy": "gated",
+                "search_query": "O que a ReLU devolve?"}, store_now())
+    page = browser.new_page(viewport=PHONE)
+    login(page, site)
+    for lecture, answer_id in (("como-digitada", plain), ("traduzida", translated)):
+        page.select_option("#f-lecture", lecture)
+        page.click("#apply-filters")
+        wait_for(page, f"document.getElementById('item-id').textContent === '{answer_id}'")
+        # as typed: nothing to add; translated: the instructor sees what was searched
+        if answer_id == plain:
+            assert not page.locator("#searched").is_visible()
+        else:
+            assert page.inner_text("#question") == typed
+            assert page.locator("#searched").is_visible()
+            assert page.inner_text("#searched") == "Pesquisado como: O que a ReLU devolve?"
+    page.close()

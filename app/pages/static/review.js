@@ -120,6 +120,9 @@ function render(item, index = state.index) {
   $("item-date").textContent = when(item.created_at);
   $("position").textContent = `${state.index + 1} de ${state.queue.length}`;
   $("question").textContent = item.question;
+  const searched = item.evidence && item.evidence.search_query;  // translated or unframed
+  $("searched").textContent = searched ? `Pesquisado como: ${searched}` : "";
+  $("searched").hidden = !searched;
   $("answer").textContent = item.answer || "—";
   $("segments").replaceChildren(...segments);
   $("auto-confidence").textContent = item.confidence == null ? "—"
