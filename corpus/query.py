@@ -190,12 +190,15 @@ prova". A clause made only of framing and stop words, one of them strong or two 
 weak, is framing."""
 FRAMING_WORDS = STRONG_FRAMING | frozenset(_WEAK.split())
 
-_OPENERS = STRONG_FRAMING | frozenset(
-    "ajuda sabe sabem saber dizer explica explicar explique entendi entendo entender "
-    "compreendi pergunta explain understand question help".split())
-"""Words that may open a clause before its question, cut there ("alguém sabe me dizer | o que
-é X", "não entendi | a parte de Y"); not "professor", "pode", "bom": "o professor vai
-disponibilizar os slides?", "pode usar calculadora?", "bom learning rate"."""
+_OPENERS = (STRONG_FRAMING - frozenset("alguem anyone someone somebody".split())) | frozenset(
+    "ajuda sabe sabem dizer explica explicar explique entendi entendo entender compreendi "
+    "pergunta "
+    "explain understand question help".split())
+"""Words after which a framing opening of a clause ends, cut there ("alguém sabe me dizer | o
+que é X", "não entendi | a parte de Y"); other framing words may sit inside that opening but
+do not end it: not "alguém" ("se alguém descreve um cara quieto"), "saber" ("como saber se"),
+"professor", "pode", "bom" ("o professor vai disponibilizar os slides?", "pode usar
+calculadora?", "bom learning rate")."""
 
 _THANK_WORDS = frozenset(_THANKS.split())
 _TAIL = _THANK_WORDS | frozenset(
@@ -261,7 +264,7 @@ def strip_framing(question: str) -> str:
             for m, w in words:
                 if w in _OPENERS or _LAUGH.match(w):
                     end = m.end()
-                elif w not in stops:
+                elif w not in stops and not _framing(w):
                     break
             rest = clause[end:]
             if end and any(fold(w) not in stops and not _framing(fold(w))
@@ -270,7 +273,8 @@ def strip_framing(question: str) -> str:
             cut_opening = False
         kept.append(clause + sep)
     out = "".join(kept).strip(" \t\n,;:-(")
-    out = re.sub(r"\s+(?:mas|but)\s*$|\(\s*\)", "", out, flags=re.IGNORECASE).strip()
+    # a conjunction left dangling, brackets left empty by a dropped aside (not "f()")
+    out = re.sub(r"\s+(?:mas|but)\s*$|(?<!\w)\(\s*\)", "", out, flags=re.IGNORECASE).strip()
     out = _cut_tail(out)
     asks = any(fold(w) not in stops and not _framing(fold(w)) for w in _WORD.findall(out))
     return out if asks else question

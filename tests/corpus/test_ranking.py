@@ -189,6 +189,11 @@ def test_the_chat_framing_around_a_question_is_not_searched() -> None:
     # nothing but framing words
     assert strip_framing("o que é uma prova por indução?") == "o que é uma prova por indução?"
     assert strip_framing("how to get help") == "how to get help"
+    assert strip_framing("se alguém descreve um cara quieto, é bibliotecário?") == (
+        "se alguém descreve um cara quieto, é bibliotecário?")
+    assert strip_framing("como saber se um ponto é uma fonte?") == (
+        "como saber se um ponto é uma fonte?")
+    assert strip_framing("why call .backward() twice? thanks") == "why call .backward() twice?"
     assert strip_framing("Professor, o que cai na prova?") == "Professor, o que cai na prova?"
     assert strip_framing("qual a nota minima pra passar? (caiu na prova passada)") == (
         "qual a nota minima pra passar?")
