@@ -22,6 +22,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
+from corpus.bm25 import stopwords
 from corpus.language import Lang, corpus_language, detect_language
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -192,8 +193,7 @@ FRAMING_WORDS = STRONG_FRAMING | frozenset(_WEAK.split())
 
 _OPENERS = (STRONG_FRAMING - frozenset("alguem anyone someone somebody".split())) | frozenset(
     "ajuda sabe sabem dizer explica explicar explique entendi entendo entender compreendi "
-    "pergunta "
-    "explain understand question help".split())
+    "pergunta explain understand question help".split())
 """Words after which a framing opening of a clause ends, cut there ("alguém sabe me dizer | o
 que é X", "não entendi | a parte de Y"); other framing words may sit inside that opening but
 do not end it: not "alguém" ("se alguém descreve um cara quieto"), "saber" ("como saber se"),
@@ -243,8 +243,6 @@ def strip_framing(question: str) -> str:
     from the end ("... vlw galera"). A question with nothing else (or nothing but framing) is
     returned as typed. Measured on the retrieval and gate benches with framings written apart
     from these words (``bench/framing.py``)."""
-    from corpus.bm25 import stopwords
-
     stops = stopwords()
     parts = _CLAUSES.split(question)
     kept: list[str] = []
