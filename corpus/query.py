@@ -235,14 +235,8 @@ def _cut_tail(text: str) -> str:
     return text
 
 
-def strip_framing(question: str) -> str:
-    """``question`` without the chat framing around it, for searching and for the evidence
-    gate: clauses made only of framing and stop words are dropped ("oi gente,", "obrigado!!",
-    "(cai na prova amanhã)", "kkkk"), a framing opening is cut from the first clause that
-    asks something ("alguém sabe me dizer | o que é um autovetor"), and thanks or laughter
-    from the end ("... vlw galera"). A question with nothing else (or nothing but framing) is
-    returned as typed. Measured on the retrieval and gate benches with framings written apart
-    from these words (``bench/framing.py``)."""
+def _strip_once(question: str) -> str:
+    """One pass of ``strip_framing``."""
     stops = stopwords()
     parts = _CLAUSES.split(question)
     kept: list[str] = []
@@ -250,8 +244,9 @@ def strip_framing(question: str) -> str:
     for i in range(0, len(parts), 2):
         clause, sep = parts[i], parts[i + 1] if i + 1 < len(parts) else ""
         words = [(m, fold(m.group(0))) for m in _WORD.finditer(clause)]
-        if not words:
-            kept.append(clause + sep if kept else "")
+        if not words:  # punctuation between clauses; none before the first kept one
+            if any(kept):
+                kept.append(clause + sep)
             continue
         if (all(w in stops or _framing(w) for _, w in words)
                 and (any(_strong(w) for _, w in words)
@@ -274,8 +269,28 @@ def strip_framing(question: str) -> str:
     # a conjunction left dangling, brackets left empty by a dropped aside (not "f()")
     out = re.sub(r"\s+(?:mas|but)\s*$|(?<!\w)\(\s*\)", "", out, flags=re.IGNORECASE).strip()
     out = _cut_tail(out)
+    out = re.sub(r"^(?:mas|but)\s+", "", out, flags=re.IGNORECASE)
     asks = any(fold(w) not in stops and not _framing(fold(w)) for w in _WORD.findall(out))
     return out if asks else question
+
+
+def strip_framing(question: str) -> str:
+    """``question`` without the chat framing around it, for searching and for the evidence
+    gate: clauses made only of framing and stop words are dropped ("oi gente,", "obrigado!!",
+    "(cai na prova amanhã)", "kkkk"), a framing opening is cut from the first clause that
+    asks something ("alguém sabe me dizer | o que é um autovetor"), and thanks or laughter
+    from the end ("... vlw galera"). A question with nothing else (or nothing but framing) is
+    returned as typed. Measured on the retrieval and gate benches with framings written apart
+    from these words (``bench/framing.py``).
+
+    Passes are repeated until nothing changes, so that stripping a stripped question changes
+    nothing (``/ask`` strips before the gate, and the rewriter again before searching)."""
+    for _ in range(4):
+        out = _strip_once(question)
+        if out == question:
+            break
+        question = out
+    return question
 
 
 class QueryRewriter:

@@ -194,6 +194,10 @@ def test_the_chat_framing_around_a_question_is_not_searched() -> None:
     assert strip_framing("como saber se um ponto é uma fonte?") == (
         "como saber se um ponto é uma fonte?")
     assert strip_framing("why call .backward() twice? thanks") == "why call .backward() twice?"
+    # what /ask searched is what the gate read: stripping it again changes nothing
+    for typed in ("( !! oi, alguem sabe? me explica o que é X kkkk", "?? mas e^x, valeu"):
+        once = strip_framing(typed)
+        assert once != typed and strip_framing(once) == once
     assert strip_framing("Professor, o que cai na prova?") == "Professor, o que cai na prova?"
     assert strip_framing("qual a nota minima pra passar? (caiu na prova passada)") == (
         "qual a nota minima pra passar?")
