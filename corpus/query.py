@@ -222,14 +222,19 @@ def _strong(word: str) -> bool:
     return word in STRONG_FRAMING or bool(_LAUGH.match(word))
 
 
+def _asks(text: str, stops: frozenset[str]) -> bool:
+    """Whether ``text`` has a word that is neither a stop word nor framing."""
+    return any(fold(w) not in stops and not _framing(fold(w)) for w in _WORD.findall(text))
+
+
 def _cut_tail(text: str) -> str:
     """``text`` without a closing run at its end that holds thanks or laughter."""
     words = list(_WORD.finditer(text))
+    folded = [fold(m.group(0)) for m in words]
     start = len(words)
-    while start > 0 and (fold(words[start - 1].group(0)) in _TAIL
-                         or _LAUGH.match(fold(words[start - 1].group(0)))):
+    while start > 0 and (folded[start - 1] in _TAIL or _LAUGH.match(folded[start - 1])):
         start -= 1
-    tail = [fold(m.group(0)) for m in words[start:]]
+    tail = folded[start:]
     if 0 < start < len(words) and any(w in _THANK_WORDS or _LAUGH.match(w) for w in tail):
         return text[:words[start].start()].rstrip(" \t,;:-")
     return text
@@ -259,10 +264,8 @@ def _strip_once(question: str) -> str:
                     end = m.end()
                 elif w not in stops and not _framing(w):
                     break
-            rest = clause[end:]
-            if end and any(fold(w) not in stops and not _framing(fold(w))
-                           for w in _WORD.findall(rest)):
-                clause = rest
+            if end and _asks(clause[end:], stops):
+                clause = clause[end:]
             cut_opening = False
         kept.append(clause + sep)
     out = "".join(kept).strip(" \t\n,;:-(")
@@ -270,8 +273,7 @@ def _strip_once(question: str) -> str:
     out = re.sub(r"\s+(?:mas|but)\s*$|(?<!\w)\(\s*\)", "", out, flags=re.IGNORECASE).strip()
     out = _cut_tail(out)
     out = re.sub(r"^(?:mas|but)\s+", "", out, flags=re.IGNORECASE)
-    asks = any(fold(w) not in stops and not _framing(fold(w)) for w in _WORD.findall(out))
-    return out if asks else question
+    return out if _asks(out, stops) else question
 
 
 def strip_framing(question: str) -> str:

@@ -71,8 +71,14 @@ def ask_response(
             "llm": getattr(services.llm, "model_id", "") or "",
         },
         error=reply.error,
-        search_query=None if query is None or query == question else query,
+        search_query=_searched(question, query),
     )
+
+
+def _searched(question: str, query: str | None) -> str | None:
+    """What was searched, when it is not the question as typed (its translation, or the
+    question without its chat framing); None otherwise."""
+    return None if query is None or query == question else query
 
 
 def retrieve(services: Services, question: str, k: int, lectures: list[str] | None
@@ -176,7 +182,7 @@ async def ask_stream(body: AskIn, request: Request, services: ServicesDep,
                             yield {"event": "moments", "data": json.dumps({
                                 "covered": piece.covered, "reason": piece.reason,
                                 "moments": [m.to_dict() for m in piece.moments],
-                                "search_query": None if query == body.question else query})}
+                                "search_query": _searched(body.question, query)})}
                         elif isinstance(piece, str):
                             if first is None:
                                 first = time.perf_counter() - t1
