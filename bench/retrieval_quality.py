@@ -12,11 +12,13 @@ start-in-span@1 (eval/retrieval.py); query latency p50 (embed + search) of the f
 the fusion; the fitted fusion on the questions with typing slips added (``with_typos``), with the
 rewriter's spelling correction on and off, and on the questions wrapped in chat framing
 (``bench/framing.py``: "eae pessoal, ... valeu!"), with the rewriter's framing strip on and
-off. With AULA_RERANK_MODEL, the cross-encoder rerank too; BENCH_LLM_RERANK_N > 0 runs the
-LLM yes/no rerank (embedded model, BENCH_RERANK_CANDIDATES candidates, 10 by default) on that
-many Portuguese questions and prints its quality beside the fusion's on the same questions,
-and the latency it adds. Ingest cost of the units: BENCH_INGEST_LECTURES lectures ingested with
-and without units (seconds, index MB).
+off. What an answer cites (``_passages``): the windows focused to their best sentences, in the
+retriever's order and in the former E5-similarity order, on the held-out questions and on the
+fitting ones the order was chosen on. With AULA_RERANK_MODEL, the cross-encoder rerank too;
+BENCH_LLM_RERANK_N > 0 runs the LLM yes/no rerank (embedded model, BENCH_RERANK_CANDIDATES
+candidates, 10 by default) on that many Portuguese questions and prints its quality beside the
+fusion's on the same questions, and the latency it adds. Ingest cost of the units:
+BENCH_INGEST_LECTURES lectures ingested with and without units (seconds, index MB).
 """
 
 from __future__ import annotations
@@ -218,6 +220,50 @@ def _rerank(prefix: str, retriever: Any, questions: list[Any], reranker: Any,
     figures[f"{prefix}_added_p50_s"] = median(ranked_s) - median(plain_s)
 
 
+def _by_similarity(passages: list[Any]) -> list[Any]:
+    """The passage order the answerer used before stop 25 (the baseline): the best sentence
+    group's E5 similarity plus half the window's E5 cosine, repeats left out as shipped."""
+    from corpus.context import rank_passages
+
+    return rank_passages(sorted(passages, key=lambda p: -(p.similarity + 0.5 * p.hit.score)))
+
+
+def _passages(prefix: str, retriever: Any, embedder: Any, questions: list[Any],
+              figures: dict[str, Any]) -> None:
+    """What an answer cites: the top ``focus_windows`` windows focused to their sentences
+    closest to the question (``corpus.context.focus``, as the answerer does), in the retriever's
+    order (shipped) and re-ranked by E5 similarity (``_by_similarity``). Printed: the share of
+    questions whose first passage overlaps the gold span (the first citation), and whose first
+    ``answer_passages`` do (what the generator reads)."""
+    from app.config import Settings
+    from corpus.context import focus, rank_passages
+    from corpus.query import strip_framing
+
+    settings = Settings()
+    reads = settings.answer_passages
+
+    def embed(texts: list[str], kind: str) -> Any:
+        return embedder.embed(texts, kind)
+
+    hits: dict[str, list[int]] = {"retriever_order": [0, 0], "similarity_order": [0, 0]}
+    for q in questions:
+        query = strip_framing(q.question)
+        found = retriever.search_timed(query, 10, rerank=False).hits
+        passages = focus(query, found[: settings.focus_windows], retriever.cues_for, embed,
+                         chars=settings.passage_chars)
+        for name, order in (("retriever_order", rank_passages),
+                            ("similarity_order", _by_similarity)):
+            first = [q.overlaps(p.hit.lecture_id, p.start, p.end)
+                     for p in order(passages)[:reads]]
+            hits[name][0] += bool(first[:1] and first[0])
+            hits[name][1] += any(first)
+    n = max(1, len(questions))
+    figures[f"{prefix}_questions"] = len(questions)
+    for name, (one, some) in hits.items():
+        figures[f"{prefix}_{name}_span_hit@1"] = one / n
+        figures[f"{prefix}_{name}_span_hit@{reads}"] = some / n
+
+
 def _ingest_cost(embedder: Any, figures: dict[str, Any]) -> None:
     """Ingest time and index size of a few lectures with and without units."""
     from corpus.index import IndexStore
@@ -264,6 +310,10 @@ def main() -> None:
     _compare("pt", retriever, pt, figures)
     _spelling("pt_spelling", retriever, pt, figures)
     _framing("pt_framed", retriever, pt, "pt", figures)
+    _passages("pt_passages", retriever, embedder, pt, figures)
+    fitting = read_gold(DATA / "questions_3b1b_dev.jsonl") + read_gold(
+        DATA / "answers_3b1b.jsonl", split="fit")
+    _passages("pt_fit_passages", retriever, embedder, fitting, figures)
     if os.environ.get("AULA_RERANK_MODEL"):
         from corpus.rerank import CrossEncoderReranker
 
@@ -289,6 +339,7 @@ def main() -> None:
         _compare("en", retriever_en, en, figures)
         _spelling("en_spelling", retriever_en, en, figures)
         _framing("en_framed", retriever_en, en, "en", figures)
+        _passages("en_passages", retriever_en, embedder, en, figures)
     _ingest_cost(embedder, figures)
     report("retrieval_quality", figures)
 

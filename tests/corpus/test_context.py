@@ -69,3 +69,15 @@ def test_a_passage_repeated_in_another_lecture_leaves_its_slot_to_a_new_one() ->
                      if h.lecture_id != "aula2" else [], keyword_embed, chars=90, group=2)
     ranked = rank_passages(passages)
     assert [p.hit.lecture_id for p in ranked] == ["aula1", "aula2"]
+
+
+def test_passages_keep_the_search_order_over_a_closer_sentence_elsewhere() -> None:
+    # The search ranked aula1 first (fusion, reranker); aula2 says the question's word alone, so
+    # its sentence is closer in E5. The first citation still comes from the search's best window.
+    first = Hit(7, 0.8, "aula1", "Aula 1", "https://youtu.be/x", 0, 20,
+                "A ReLU tem uma história curiosa. Façam os exercícios.")
+    other = Hit(8, 0.95, "aula2", "Aula 2", "https://youtu.be/z", 0, 60, "A ReLU zera.")
+    passages = focus("o que a relu faz?", [first, other], lambda h: [], keyword_embed,
+                     chars=90, group=2)
+    assert passages[1].similarity > passages[0].similarity
+    assert [p.hit.lecture_id for p in rank_passages(passages)] == ["aula1", "aula2"]
