@@ -249,3 +249,88 @@ def test_the_instructor_sees_what_was_searched_for_a_question(site: Site, browse
             assert page.locator("#searched").is_visible()
             assert page.inner_text("#searched") == "Pesquisado como: O que a ReLU devolve?"
     page.close()
+
+
+class Held:
+    """Requests matching ``pattern`` held back until ``release``: the network made slow on
+    purpose, so that answers arrive after the instructor's next key."""
+
+    def __init__(self, page, pattern: str) -> None:  # type: ignore[no-untyped-def]
+        self.page, self.pattern, self.routes = page, pattern, []  # type: ignore[var-annotated]
+        page.route(pattern, lambda route: self.routes.append(route))
+
+    def until(self, ending: str) -> None:
+        """Wait until a held request's URL ends with ``ending``."""
+        for _ in range(200):
+            if any(r.request.url.endswith(ending) for r in self.routes):
+                return
+            self.page.wait_for_timeout(50)
+        held = [r.request.url for r in self.routes]
+        raise TimeoutError(f"no request to …{ending} was held (held: {held})")
+
+    def release(self) -> None:
+        """Let the held requests through, the newest first (answers out of order)."""
+        for route in reversed(self.routes):
+            route.continue_()
+        self.routes.clear()
+
+    def stop(self) -> None:
+        self.release()
+        self.page.unroute(self.pattern)
+
+
+def test_fast_keys_never_show_a_stale_item(site: Site, browser) -> None:  # type: ignore[no-untyped-def]
+    with site.db.write() as s:
+        queue = [store.save_answer(s, answer_body(f"Pergunta rápida {n}?", "teclas-rapidas"),
+                                   store_now()) for n in range(4)]
+        other = [store.save_answer(s, answer_body(f"Outra aula {n}?", "teclas-outra"),
+                                   store_now()) for n in range(2)]
+    page = browser.new_page(viewport=PHONE)
+    login(page, site)
+    page.select_option("#f-lecture", "teclas-rapidas")
+    page.click("#apply-filters")
+    wait_for(page, "document.querySelectorAll('#queue li').length === 4")
+    wait_for(page, f"document.getElementById('item-id').textContent === '{queue[0]}'")
+
+    def on_screen(answer_id: int, question: str) -> None:
+        wait_for(page, f"document.getElementById('item-id').textContent === '{answer_id}'")
+        page.wait_for_timeout(300)  # any late answer has arrived by now, and changed nothing
+        assert page.inner_text("#item-id") == str(answer_id)
+        assert page.inner_text("#question") == question
+
+    # j j before the first item arrives: two items on, whatever order the answers come in
+    items = Held(page, "**/api/review/items/*")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    items.until(f"/{queue[2]}")
+    items.stop()
+    on_screen(queue[2], "Pergunta rápida 2?")
+    assert page.inner_text("#position").startswith("3 de 4")
+
+    # C, then j before the save is answered: the save lands, the next item stays on screen
+    saves = Held(page, "**/annotation")
+    page.keyboard.press("1")
+    saves.until(f"/{queue[2]}/annotation")
+    page.keyboard.press("j")
+    wait_for(page, f"document.getElementById('item-id').textContent === '{queue[3]}'")
+    saves.stop()
+    wait_for(page, "document.getElementById('save-status').textContent.includes('salvo: C')")
+    on_screen(queue[3], "Pergunta rápida 3?")
+    assert "Sem anotação" in page.inner_text("#current")
+    with site.db.read() as s:
+        assert store.get_item(s, queue[2])["manual"] == "C"
+
+    # another filter, then k before its queue arrives: the new queue's first item, not the old
+    lists = Held(page, "**/api/review/items?*")
+    items = Held(page, "**/api/review/items/*")
+    page.select_option("#f-lecture", "teclas-outra")
+    page.click("#apply-filters")
+    lists.until("lecture=teclas-outra")
+    page.keyboard.press("k")
+    page.wait_for_timeout(200)
+    lists.stop()
+    items.until(f"/{other[0]}")
+    items.stop()
+    on_screen(other[0], "Outra aula 0?")
+    assert page.inner_text("#position").startswith("1 de 2")
+    page.close()

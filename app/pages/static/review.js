@@ -2,7 +2,11 @@
 // from the keyboard, saved with the item's version (409 shows the other instructor's save).
 const $ = (id) => document.getElementById(id);
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
-const state = { queue: [], index: -1, item: null, label: null, conflict: null };
+const state = { queue: [], index: -1, item: null, label: null, conflict: null,
+  want: -1, loading: false };
+// Each queue load and each move gets a number; an answer that arrives after a newer request
+// was made is dropped, so fast keys (j j, 1 then j, a filter then j) never show a stale item.
+let loadSeq = 0, showSeq = 0;
 
 const ts = (s) => {
   s = Math.max(0, Math.round(s));
@@ -55,7 +59,11 @@ function filterQuery() {
 }
 
 async function loadQueue(keepId) {
+  const mine = ++loadSeq;
+  state.loading = true;  // moves wait for the new queue
   const res = await api("GET", "/api/review/items?limit=1000&" + filterQuery());
+  if (mine !== loadSeq) return;  // a newer filter was applied meanwhile: its answer counts
+  state.loading = false;
   if (res.status !== 200) { $("queue-count").textContent = failure(res); return; }
   state.queue = res.body.items;
   $("queue-count").textContent = `(${res.body.total})`;
@@ -83,11 +91,21 @@ function renderQueue() {
 // --- one item -----------------------------------------------------------------------------
 async function show(i) {
   if (i < 0 || i >= state.queue.length) return;
-  const res = await api("GET", "/api/review/items/" + state.queue[i].id);
+  const mine = ++showSeq, queue = state.queue;
+  state.want = i;
+  const res = await api("GET", "/api/review/items/" + queue[i].id);
+  if (mine !== showSeq || queue !== state.queue) return;  // a later move or queue won
+  state.want = -1;
   if (res.status !== 200) { setStatus(failure(res), true); return; }
   render(res.body, i);
   renderQueue();
   setStatus("");
+}
+
+// j / k step from the item being fetched, so two quick presses move two items
+function move(step) {
+  if (state.loading) return;
+  show((state.want >= 0 ? state.want : state.index) + step);
 }
 
 function segmentItems(item) {
@@ -173,6 +191,15 @@ async function save(version) {
     label: state.label, comment: $("comment").value,
     version: version ?? state.item.version,
   });
+  if (state.item?.id !== id) {  // moved on meanwhile: the item on screen stays
+    const q = state.queue.find((x) => x.id === id);
+    if (res.status === 200 && q) { q.manual = res.body.manual; q.version = res.body.version; }
+    renderQueue();
+    if (res.status === 200) setStatus(`#${id} salvo: ${res.body.manual}.`);
+    else setStatus(`#${id} não foi salvo: ` + (res.status === 409
+      ? "outra pessoa salvou antes; volte a ele para escolher." : failure(res)), true);
+    return;
+  }
   if (res.status === 200) {
     const keep = { label: state.label };
     render(res.body);
@@ -219,8 +246,8 @@ document.querySelectorAll("#labels button").forEach((b) => {
   b.addEventListener("click", () => choose(b.dataset.label));
 });
 $("save").addEventListener("click", () => save());
-$("prev").addEventListener("click", () => show(state.index - 1));
-$("next").addEventListener("click", () => show(state.index + 1));
+$("prev").addEventListener("click", () => move(-1));
+$("next").addEventListener("click", () => move(1));
 $("filters").addEventListener("submit", (e) => { e.preventDefault(); loadQueue(); });
 $("logout").addEventListener("click", async () => {
   await api("POST", "/review/logout");
@@ -240,8 +267,8 @@ document.addEventListener("keydown", (e) => {
   const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
   if (KEYS[key]) { e.preventDefault(); choose(KEYS[key]); }
   else if (key === "m") { e.preventDefault(); $("comment").focus(); }
-  else if (key === "j" || key === "ArrowRight") { e.preventDefault(); show(state.index + 1); }
-  else if (key === "k" || key === "ArrowLeft") { e.preventDefault(); show(state.index - 1); }
+  else if (key === "j" || key === "ArrowRight") { e.preventDefault(); move(1); }
+  else if (key === "k" || key === "ArrowLeft") { e.preventDefault(); move(-1); }
   else if (key === "Enter" && t === document.body) { e.preventDefault(); save(); }
 });
 
