@@ -192,3 +192,24 @@ def test_bad_video_links_never_break_the_answer_or_reach_href(site: str, browser
     hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
     assert not [h for h in hrefs if not h.startswith(("http://", "https://"))], hrefs
     page.close()
+
+
+def test_a_new_question_replaces_the_one_being_answered(gated_site: str, browser) -> None:  # type: ignore[no-untyped-def]
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(gated_site + "/")
+    page.fill("#question", "O que a função ReLU faz?")
+    page.click("#ask-button")
+    page.wait_for_selector("#moments li a.moment", timeout=60_000)
+    assert page.inner_text("#answer").strip() == ""  # the first answer is still being written
+    # the student rephrases at once: the button takes the new question without waiting
+    assert page.is_enabled("#ask-button")
+    page.fill("#question", "oi gente, o que a função ReLU faz? valeu!!")
+    page.click("#ask-button")
+    page.wait_for_selector("#citations li a.ref", timeout=60_000)
+    page.wait_for_timeout(2_000)  # the first answer would have finished by now
+    # what is on screen is the second question's: its searched line, one answer, no error
+    assert "valeu" not in page.inner_text("#searched")
+    assert page.locator("#searched").is_visible()
+    assert page.inner_text("#answer").count("A ReLU devolve") == 1
+    assert "Não foi possível" not in page.inner_text("#status")
+    page.close()

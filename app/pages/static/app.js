@@ -1,7 +1,6 @@
 // Student page: asks /ask/stream and renders the answer as it streams, then the citations.
 const form = document.getElementById("ask-form");
 const q = document.getElementById("question");
-const btn = document.getElementById("ask-button");
 const statusEl = document.getElementById("status");
 const answerBox = document.getElementById("answer-box");
 const answerEl = document.getElementById("answer");
@@ -106,11 +105,17 @@ function renderAnswer(text, citations, sentences) {
   });
 }
 
+// The question being answered; a new one asked meanwhile replaces it: the old stream is
+// aborted (the server stops its work when the connection closes) and paints nothing more.
+let running = null;
+
 form.addEventListener("submit", async (e) => {
   e.preventDefault();
   const question = q.value.trim();
   if (!question) { statusEl.textContent = "Escreva uma pergunta."; return; }
-  btn.disabled = true;
+  if (running) running.abort();
+  const mine = running = new AbortController();
+  const current = () => mine === running;
   statusEl.className = "";
   statusEl.textContent = "Buscando nos trechos das aulas…";
   answerEl.textContent = ""; citesEl.replaceChildren(); answerBox.hidden = true;
@@ -119,7 +124,7 @@ form.addEventListener("submit", async (e) => {
   try {
     const res = await fetch("/ask/stream", {
       method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ question, k: 8 }),
+      body: JSON.stringify({ question, k: 8 }), signal: mine.signal,
     });
     if (!res.ok) {
       const err = await res.json().catch(() => ({}));
@@ -130,7 +135,7 @@ form.addEventListener("submit", async (e) => {
     let buf = "";
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) break;
+      if (done || !current()) break;
       buf += dec.decode(value, { stream: true }).replace(/\r\n/g, "\n");
       let i;
       while ((i = buf.indexOf("\n\n")) >= 0) {
@@ -179,10 +184,11 @@ form.addEventListener("submit", async (e) => {
       }
     }
   } catch (err) {
+    if (!current()) return;  // replaced by a newer question: nothing of this one is shown
     statusEl.className = "error";
     statusEl.textContent = "Não foi possível responder: " + err.message +
       ". Os trechos encontrados estão abaixo.";
   } finally {
-    btn.disabled = false;
+    if (current()) running = null;
   }
 });
