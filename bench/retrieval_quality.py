@@ -241,16 +241,12 @@ def _passages(prefix: str, retriever: Any, embedder: Any, questions: list[Any],
 
     settings = Settings()
     reads = settings.answer_passages
-
-    def embed(texts: list[str], kind: str) -> Any:
-        return embedder.embed(texts, kind)
-
     hits: dict[str, list[int]] = {"retriever_order": [0, 0], "similarity_order": [0, 0]}
     for q in questions:
         query = strip_framing(q.question)
         found = retriever.search_timed(query, 10, rerank=False).hits
-        passages = focus(query, found[: settings.focus_windows], retriever.cues_for, embed,
-                         chars=settings.passage_chars)
+        passages = focus(query, found[: settings.focus_windows], retriever.cues_for,
+                         embedder.embed, chars=settings.passage_chars)
         for name, order in (("retriever_order", rank_passages),
                             ("similarity_order", _by_similarity)):
             first = [q.overlaps(p.hit.lecture_id, p.start, p.end)

@@ -124,12 +124,18 @@ def gated_site(sample_index, tmp_path_factory) -> Iterator[str]:  # type: ignore
             yield srv.url
 
 
-def test_moments_appear_before_the_answer(gated_site: str, browser) -> None:  # type: ignore[no-untyped-def]
+def asking(site: str, browser, question: str):  # type: ignore[no-untyped-def]
+    """A phone-sized page that asked ``question`` and shows its moments (answer still coming)."""
     page = browser.new_page(viewport={"width": 390, "height": 844})
-    page.goto(gated_site + "/")
-    page.fill("#question", "O que a função ReLU faz?")
+    page.goto(site + "/")
+    page.fill("#question", question)
     page.click("#ask-button")
     page.wait_for_selector("#moments li a.moment", timeout=60_000)
+    return page
+
+
+def test_moments_appear_before_the_answer(gated_site: str, browser) -> None:  # type: ignore[no-untyped-def]
+    page = asking(gated_site, browser, "O que a função ReLU faz?")
     # the moments are on screen while the answer is still being written
     assert page.inner_text("#answer").strip() == ""
     link = page.locator("#moments li a.moment").first.get_attribute("href") or ""
@@ -195,11 +201,7 @@ def test_bad_video_links_never_break_the_answer_or_reach_href(site: str, browser
 
 
 def test_a_new_question_replaces_the_one_being_answered(gated_site: str, browser) -> None:  # type: ignore[no-untyped-def]
-    page = browser.new_page(viewport={"width": 390, "height": 844})
-    page.goto(gated_site + "/")
-    page.fill("#question", "O que a função ReLU faz?")
-    page.click("#ask-button")
-    page.wait_for_selector("#moments li a.moment", timeout=60_000)
+    page = asking(gated_site, browser, "O que a função ReLU faz?")
     assert page.inner_text("#answer").strip() == ""  # the first answer is still being written
     # the student rephrases at once: the button takes the new question without waiting
     assert page.is_enabled("#ask-button")
