@@ -252,7 +252,7 @@ def test_the_instructor_sees_what_was_searched_for_a_question(site: Site, browse
 
 
 class Held:
-    """Requests matching ``pattern`` held back until ``release``: the network made slow on
+    """Requests matching ``pattern`` held back until ``stop``: the network made slow on
     purpose, so that answers arrive after the instructor's next key."""
 
     def __init__(self, page, pattern: str) -> None:  # type: ignore[no-untyped-def]
@@ -268,14 +268,12 @@ class Held:
         held = [r.request.url for r in self.routes]
         raise TimeoutError(f"no request to …{ending} was held (held: {held})")
 
-    def release(self) -> None:
-        """Let the held requests through, the newest first (answers out of order)."""
+    def stop(self) -> None:
+        """Let the held requests through, the newest first (answers out of order), and hold
+        no more."""
         for route in reversed(self.routes):
             route.continue_()
         self.routes.clear()
-
-    def stop(self) -> None:
-        self.release()
         self.page.unroute(self.pattern)
 
 
