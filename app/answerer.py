@@ -39,6 +39,7 @@ from app.answer import (
 from app.citations import MARKER_RE, EmbedFn, cite, cited_numbers, sentence_spans, video_link
 from app.evidence import Gate, check_passages, features, passage_block
 from app.llm import LLMError
+from app.substance import MIN_NEW_WORDS, with_substance
 from corpus.context import (
     CONTEXT_CHARS,
     PASSAGE_CHARS,
@@ -160,6 +161,8 @@ class Reply:
     timings: dict[str, float] = field(default_factory=dict)
     contexts: list[str] = field(default_factory=list)
     """The passage texts the generator read (what a judge should check the answer against)."""
+    quoted: int | None = None
+    """The passage (1-based) quoted because the model's own answer only restated the question."""
 
     @property
     def text(self) -> str:
@@ -233,6 +236,7 @@ class Answerer:
     max_tokens: int = MAX_TOKENS
     gated_max_tokens: int = 160
     postcheck: PostCheck = "mark"
+    min_new_words: int = MIN_NEW_WORDS
 
     @classmethod
     def from_settings(cls, settings: Any, llm: Any, retriever: Any = None,
@@ -246,6 +250,7 @@ class Answerer:
             passage_chars=settings.passage_chars, max_passages=settings.answer_passages,
             context_chars=settings.context_chars, max_tokens=settings.llm_max_tokens,
             gated_max_tokens=settings.gated_max_tokens, postcheck=settings.answer_postcheck,
+            min_new_words=settings.answer_min_new_words,
         )
 
     def candidates_for(self, question: str, hits: Sequence[Hit]) -> list[Passage]:
@@ -377,6 +382,14 @@ class Answerer:
         text, citations = cite(raw, cite_hits, self.embed)
         if not cited_numbers(text) and len(chosen) == 1:
             text, citations = cite(_cite_all(text), cite_hits)
+        quoted: int | None = None
+        if self.min_new_words > 0:
+            # an answer that only hands the question back gets the lecture's own words
+            made = with_substance(text, f"{question} {query}", [p.text for p in chosen], lang,
+                                  min_new=self.min_new_words)
+            if made.text != text:
+                text, citations = cite(made.text, cite_hits)
+                quoted = made.quoted
         t0 = time.perf_counter()
         checks: list[SentenceCheck] = []
         if self.postcheck != "off":
@@ -397,7 +410,7 @@ class Answerer:
             conf *= statistics.fmean(readable)
         yield Reply(question, lang, "gated", moments, answer, True, confidence=round(conf, 4),
                     sentences=checks, reason=decision.reason, timings=timings,
-                    contexts=[p.text for p in chosen])
+                    contexts=[p.text for p in chosen], quoted=quoted)
 
     def _postcheck(self, text: str, passages: Sequence[Passage]) -> list[SentenceCheck]:
         """Each cited sentence against the passages it cites (first-token P(SIM))."""

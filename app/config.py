@@ -93,6 +93,9 @@ class Settings(BaseSettings):
     # Each answer sentence checked against the passage it cites: "mark" flags unsupported ones,
     # "drop" removes them, "off" skips the check.
     answer_postcheck: Literal["mark", "drop", "off"] = "mark"
+    # A gated answer that adds fewer content words than this to the question (the small model
+    # often hands the question back: "X é [1].") gets the passage it cites quoted; 0: off.
+    answer_min_new_words: int = 4
 
     # Judge (evaluation); defaults to the answerer's endpoint.
     judge_base_url: str | None = None

@@ -147,6 +147,9 @@ class AskOut(BaseModel):
     search_query: str | None = Field(
         None, description="what was searched, when the question was translated into the "
                           "lectures' language (null: the question as typed)")
+    quoted: int | None = Field(
+        None, description="the passage number quoted in the answer because the model's own "
+                          "words only restated the question (null: the answer is the model's)")
 
 
 class SearchOut(BaseModel):

@@ -8,7 +8,9 @@ default (BENCH_ANSWER_SPLIT=fit|test|all).
 
 Figures per strategy: answered rate (answerable), share with a citation in the gold video and
 overlapping the gold span, "not covered" rate (unanswerable), share of answer sentences the
-claim checker supports (each cited sentence against the text it cites), and p50/p95 latency of
+claim checker supports (each cited sentence against the text it cites), share of answers that
+add at least ``app.substance.MIN_NEW_WORDS`` content words to the question and share where the
+model's words only restated it and the lecture was quoted instead, and p50/p95 latency of
 the first evidence shown, the first answer token and the whole answer (question in, final reply
 out, retrieval and post-check included). Questions are searched as ``/ask`` searches them: an
 English one over these Portuguese lectures is translated first (``app/translate.py``), and its
@@ -84,6 +86,7 @@ def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
 def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
     from app.answerer import Moments, Reply
     from app.api.ask import retrieve
+    from app.substance import new_words
 
     t0 = time.perf_counter()
     hits, _, query = retrieve(services, q.question, k, None)  # as /ask: translated if need be
@@ -110,10 +113,17 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
         "first_evidence_s": first_evidence, "first_token_s": first_token, "total_s": total,
         "reason": reply.reason, "confidence": reply.confidence,
         "answer": reply.answer.text if reply.answer is not None else reply.note,
+        "new_words": (len(new_words(reply.answer.text, f"{q.question} {query}"))
+                      if reply.answer is not None and reply.covered else None),
+        "quoted": reply.quoted,
     }
 
 
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from app.substance import MIN_NEW_WORDS
+
+    for r in rows:
+        r["adds"] = r.get("new_words") is not None and r["new_words"] >= MIN_NEW_WORDS
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
 
@@ -129,6 +139,11 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "not_covered_rate_unanswerable": (sum(r["covered"] is False for r in una) / len(una)
                                           if una else float("nan")),
         "sentences_supported": sum(r["supported"] for r in rows) / checked if checked else 0.0,
+        # what a student notices first: does the answer say anything the question did not?
+        "answers_adding_to_the_question": share(
+            [r for r in ans if r["answered"]],
+            "adds") if ans else float("nan"),
+        "answers_quoting_the_lecture": share([r for r in ans if r["answered"]], "quoted"),
         "errors": sum(bool(r["error"]) for r in rows),
     }
     for key in ("first_evidence_s", "first_token_s", "total_s"):

@@ -72,6 +72,7 @@ def ask_response(
         },
         error=reply.error,
         search_query=_searched(question, query),
+        quoted=getattr(reply, "quoted", None),
     )
 
 

@@ -29,6 +29,8 @@ def responder(messages: list[dict]) -> str:
         return f"SIM@{LEVEL['p']}" if "relu" in user.lower() else "NÃO@0.9"
     if "AFIRMAÇÃO:" in user:  # the post-check of one answer sentence
         return "NÃO@0.9" if "lua" in user.lower() else "SIM@0.95"
+    if "tão usada" in user:  # the small model's habit: the question handed back, cited
+        return "A ReLU é tão usada hoje [1]."
     return "A ReLU devolve o máximo entre zero e a entrada [1]. A ReLU foi inventada na lua [1]."
 
 
@@ -122,6 +124,21 @@ def test_unsupported_sentences_are_marked_and_lower_the_confidence(service: str)
     assert verdicts["A ReLU devolve o máximo entre zero e a entrada"] is True
     assert verdicts["A ReLU foi inventada na lua"] is False
     assert 0 < body["confidence"] < 0.9
+
+
+def test_an_answer_that_only_restates_the_question_quotes_the_lecture(service: str) -> None:
+    body = ask(service, "Por que a ReLU é tão usada hoje?").json()
+    assert body["covered"] is True and body["quoted"] == 1
+    assert "A ReLU é tão usada hoje" not in body["answer"]  # the restatement is gone
+    assert body["answer"].startswith("Trecho da aula que responde:")
+    cite = body["citations"][0]
+    quoted = body["answer"].split("“", 1)[1].split("”", 1)[0].rstrip("…")
+    # the quote is the passage the citation names (the first moment), opened at its second
+    assert len(quoted) > 100 and quoted[:60] in body["moments"][0]["snippet"]
+    assert "relu" in quoted.lower()
+    assert cite["url"].endswith(f"t={int(body['moments'][0]['answer_start'])}")
+    normal = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
+    assert normal["quoted"] is None and normal["answer"].startswith("A ReLU devolve")
 
 
 def test_a_question_no_passage_answers_is_declined_with_moments(

@@ -1,0 +1,59 @@
+"""An answer that hands the question back gets the lecture's words (app/substance.py)."""
+
+from __future__ import annotations
+
+from app.substance import MIN_NEW_WORDS, new_words, with_substance
+
+PASSAGES = [
+    "Se o primeiro bloco tiver uma massa 100 vezes maior que a do segundo, o número total de "
+    "colisões tem os mesmos dígitos iniciais de pi: 31 colisões.",
+    "A conservação da energia dá um círculo no espaço de estados, e cada colisão é um salto "
+    "entre pontos desse círculo.",
+]
+QUESTION = "pq o numero de colisoes dos blocos da os digitos de pi"
+
+
+def test_a_restated_question_is_replaced_by_the_cited_passage() -> None:
+    made = with_substance("O número de colisões dos blocos dá os dígitos de pi é [2].",
+                          QUESTION, PASSAGES, "pt")
+    assert made.dropped == 1 and made.quoted == 2
+    assert made.text.startswith("Trecho da aula que responde: “A conservação da energia")
+    assert made.text.endswith("[2]")
+
+
+def test_an_answer_about_itself_says_nothing() -> None:
+    made = with_substance("A resposta é [1, 2].", QUESTION, PASSAGES, "pt")
+    assert made.quoted == 1 and "31 colisões" in made.text
+
+
+def test_an_answer_with_content_stands_untouched() -> None:
+    text = ("Com massas na razão 100 para 1 acontecem 31 colisões, e cada fator 100 acrescenta "
+            "um dígito de pi [1].")
+    made = with_substance(text, QUESTION, PASSAGES, "pt")
+    assert made.text == text and made.quoted is None and made.dropped == 0
+    assert made.new_words >= MIN_NEW_WORDS
+
+
+def test_a_thin_answer_keeps_its_sentence_and_gains_the_quote() -> None:
+    made = with_substance("Não é comutativa [1].", "multiplicaçao de matriz é comutativa?",
+                          ["A ordem da multiplicação importa: AB e BA são diferentes."], "pt")
+    assert made.text.startswith("Não é comutativa [1]. Trecho da aula")
+    assert made.quoted == 1
+
+
+def test_words_match_across_spelling_and_inflection() -> None:
+    # stems and folded accents: "autovetores" answers nothing new to "autovetor"
+    assert new_words("Os autovetores da rotação [1].", "rotacao tem autovetor?") == []
+    assert new_words("Eles ficam na mesma reta [1].", "rotacao tem autovetor?") == ["fic",
+                                                                                   "mesm",
+                                                                                   "ret"]
+
+
+def test_an_english_question_is_told_the_quote_is_the_lecture_s_words() -> None:
+    made = with_substance("The answer is [1].", "why do the block collisions count pi?",
+                          PASSAGES, "en")
+    assert made.text.startswith("The lecture passage that answers")
+
+
+def test_no_passages_leaves_the_answer_as_it_is() -> None:
+    assert with_substance("X é [1].", "o que é X?", [], "pt").text == "X é [1]."
