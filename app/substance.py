@@ -6,7 +6,8 @@ questions of the answer bench's fitting half and a dozen new ones, 11 answers ca
 four content words beyond the question's (``bench/answer_quality.py`` prints the share). The
 passages had the answer; the student got nothing. So, pure functions over plain text:
 
-- a sentence that adds no content word to the question's is a restatement and is dropped;
+- a sentence that adds no content word to the question's, or says again what an earlier one
+  said, is dropped, and one that loops (the same five words again) is cut where it loops;
 - when what is left adds fewer than ``MIN_NEW_WORDS``, the answer gets the passage it cites
   (else the first), quoted, with its citation: the lecture's own words, which the claim
   checker can confirm and the link opens at.
@@ -66,30 +67,68 @@ def _words(text: str) -> list[str]:
     return [w for w in dict.fromkeys([*polar, *tokenize(text)]) if w not in meta]
 
 
+def _starts_sentence(text: str) -> bool:
+    return text[:1].isupper() or text[:1] in "[“\"'(" or text[:1].isdigit()
+
+
 def new_words(text: str, question: str) -> list[str]:
     """The answer's content words (stems) the question does not have, in order, once each."""
-    asked = set(tokenize(question))
+    asked = set(_words(question))
     return [w for w in _words(text) if w not in asked]
+
+
+LOOP_WORDS = 5
+"""A run of this many words said a third time in one sentence is a loop (greedy decoding's
+failure: "R0 é a probabilidade de uma pessoa infectada por outra, dividida pela probabilidade
+de uma pessoa infectada por outra, dividida pela ..."); twice can be a comparison."""
+
+
+def unloop(sentence: str, n: int = LOOP_WORDS) -> str:
+    """``sentence`` cut where a run of ``n`` words starts for the third time (back to the comma
+    before it), its citation markers kept."""
+    words = list(re.finditer(r"\S+", sentence))
+    seen: dict[tuple[str, ...], list[int]] = {}
+    for i in range(len(words) - n + 1):
+        key = tuple(fold(w.group(0)).strip(",.;:") for w in words[i : i + n])
+        starts = seen.setdefault(key, [])
+        if starts and i - starts[-1] < n:
+            continue  # overlapping itself ("a a a a a a"): not a new occurrence
+        starts.append(i)
+        if len(starts) == 3:
+            head = sentence[: words[i].start()]
+            clause = head.rfind(",", words[starts[1] + n - 1].end())
+            head = (head[:clause] if clause > 0 else head).rstrip(" ,;:")
+            marks = " ".join(m.group(0) for m in MARKER_RE.finditer(sentence[words[i].start():]))
+            return f"{head}…" + (f" {marks}" if marks else "")
+    return sentence
 
 
 def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
                    *, min_new: int = MIN_NEW_WORDS, quote_chars: int = QUOTE_CHARS) -> Substance:
-    """``text`` without the sentences that only restate ``question``, and with the cited passage
-    quoted when what is left adds fewer than ``min_new`` content words. ``passages``: the texts
-    the answer's ``[n]`` markers number (1-based)."""
-    asked = set(tokenize(question))
+    """``text`` without the sentences that only restate ``question`` or an earlier sentence
+    (a loop inside a sentence cut off), and with the cited passage quoted when what is left
+    adds fewer than ``min_new`` content words. ``passages``: the texts the answer's ``[n]``
+    markers number (1-based)."""
+    asked = set(_words(question))
     kept: list[str] = []
+    said: list[set[str]] = []
     dropped = 0
-    for a, b in sentence_spans(text):
-        sentence = text[a:b]
-        if any(w not in asked for w in _words(sentence)):
+    spans = sentence_spans(text)
+    for k, (a, b) in enumerate(spans):
+        sentence = unloop(text[a:b])
+        words = set(_words(sentence))
+        # a chunk that ends mid-sentence ("1 + 1/4 + ... da pi²/6") is not a sentence to drop
+        whole = k + 1 == len(spans) or _starts_sentence(text[spans[k + 1][0]:])
+        if not whole or (words - asked and not any(words <= before for before in said)):
             kept.append(sentence)
+            said.append(words)
         else:
             dropped += 1
     body = " ".join(kept)
+    changed = dropped or body != " ".join(text[a:b] for a, b in spans)
     added = len(new_words(body, question))
     if added >= min_new or not passages:
-        return Substance(body if dropped else text.strip(), added, dropped)
+        return Substance(body if changed else text.strip(), added, dropped)
     cited = [n for n in cited_numbers(text) if 1 <= n <= len(passages)]
     n = cited[0] if cited else 1
     quote = _LEAD.get(lang, _LEAD["pt"]).format(text=cut(squash(passages[n - 1]), quote_chars),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.substance import MIN_NEW_WORDS, new_words, with_substance
+from app.substance import MIN_NEW_WORDS, new_words, unloop, with_substance
 
 PASSAGES = [
     "Se o primeiro bloco tiver uma massa 100 vezes maior que a do segundo, o número total de "
@@ -57,3 +57,31 @@ def test_an_english_question_is_told_the_quote_is_the_lecture_s_words() -> None:
 
 def test_no_passages_leaves_the_answer_as_it_is() -> None:
     assert with_substance("X é [1].", "o que é X?", [], "pt").text == "X é [1]."
+
+
+def test_a_sentence_said_twice_is_kept_once() -> None:
+    text = ("Quarentena de metade dos infectados não faz metade da população adoecer [1]. "
+            "Quarentena de metade dos infectados não faz metade da população adoecer [2].")
+    made = with_substance(text, "se so metade dos infectados for pra quarentena?", PASSAGES, "pt")
+    assert made.text == ("Quarentena de metade dos infectados não faz metade da população "
+                         "adoecer [1].")
+    assert made.dropped == 1
+
+
+def test_a_looping_sentence_is_cut_where_it_loops() -> None:
+    loop = ("R é a chance de um infectado contaminar outro, enquanto R0 é a probabilidade de "
+            "uma pessoa infectada por outra, dividida pela probabilidade de uma pessoa infectada "
+            "por outra, dividida pela probabilidade de uma pessoa infectada por outra, dividida "
+            "pela probabilidade de uma pessoa [1].")
+    assert unloop(loop) == ("R é a chance de um infectado contaminar outro, enquanto R0 é a "
+                            "probabilidade de uma pessoa infectada por outra, dividida pela "
+                            "probabilidade de uma pessoa infectada por outra… [1]")
+    comparison = ("A área do círculo é pi r ao quadrado, e a da esfera é quatro vezes a área do "
+                  "círculo é pi r ao quadrado [1].")
+    assert unloop(comparison) == comparison  # said twice is not a loop
+
+
+def test_a_sentence_cut_at_an_ellipsis_is_not_taken_for_a_restatement() -> None:
+    text = "A soma 1 + 1/4 + 1/9 + ... da pi²/6 por causa dos faróis no lago [1]."
+    made = with_substance(text, "como q a soma 1 + 1/4 + 1/9 + ... da pi²/6?", PASSAGES, "pt")
+    assert made.text.startswith("A soma 1 + 1/4")
