@@ -67,6 +67,18 @@ def _words(text: str) -> list[str]:
     return [w for w in dict.fromkeys([*polar, *tokenize(text)]) if w not in meta]
 
 
+def _cited_also(sentence: str, numbers: Sequence[int]) -> str:
+    """``sentence`` citing ``numbers`` too, in one marker before its final punctuation."""
+    have = cited_numbers(sentence)
+    if all(n in have for n in numbers):
+        return sentence
+    body = MARKER_RE.sub("", sentence).rstrip()
+    stop = body[-1:] if body[-1:] in (".", "!", "?") else ""
+    body = body[: len(body) - len(stop)].rstrip()
+    merged = ", ".join(str(n) for n in dict.fromkeys([*have, *numbers]))
+    return f"{body} [{merged}]{stop}"
+
+
 def _starts_sentence(text: str) -> bool:
     return text[:1].isupper() or text[:1] in "[“\"'(" or text[:1].isdigit()
 
@@ -119,11 +131,14 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
         words = set(_words(sentence))
         # a chunk that ends mid-sentence ("1 + 1/4 + ... da pi²/6") is not a sentence to drop
         whole = k + 1 == len(spans) or _starts_sentence(text[spans[k + 1][0]:])
-        if not whole or (words - asked and not any(words <= before for before in said)):
+        again = next((j for j, before in enumerate(said) if words <= before), None)
+        if not whole or (words - asked and again is None):
             kept.append(sentence)
             said.append(words)
-        else:
-            dropped += 1
+            continue
+        dropped += 1
+        if again is not None:  # the claim stands once, cited by every passage that made it
+            kept[again] = _cited_also(kept[again], cited_numbers(sentence))
     body = " ".join(kept)
     changed = dropped or body != " ".join(text[a:b] for a, b in spans)
     added = len(new_words(body, question))
