@@ -7,7 +7,7 @@ four content words beyond the question's (``bench/answer_quality.py`` prints the
 passages had the answer; the student got nothing. So, pure functions over plain text:
 
 - a sentence that adds no content word to the question's, or says again what an earlier one
-  said, is dropped, and one that loops (the same five words again) is cut where it loops;
+  said, is dropped, and one that loops (the same five words a third time) is cut there;
 - when what is left adds fewer than ``MIN_NEW_WORDS``, the answer gets the passage it cites
   (else the first), quoted, with its citation: the lecture's own words, which the claim
   checker can confirm and the link opens at.
@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.citations import MARKER_RE, cited_numbers, sentence_spans
 from corpus.bm25 import tokenize
@@ -60,9 +61,16 @@ class Substance:
     """The passage number quoted (1-based), None when the answer stood on its own."""
 
 
+@lru_cache(maxsize=1)
+def _meta() -> frozenset[str]:
+    return frozenset(tokenize(_META))
+
+
 def _words(text: str) -> list[str]:
+    """Content words (stems) once each, in order: yes/no words count, words about the answer
+    itself do not."""
     text = MARKER_RE.sub(" ", text)
-    meta = set(tokenize(_META))
+    meta = _meta()
     polar = [w for w in (fold(x) for x in re.findall(r"\w+", text)) if w in _POLARITY]
     return [w for w in dict.fromkeys([*polar, *tokenize(text)]) if w not in meta]
 
