@@ -147,6 +147,16 @@ def _attach_spans(sentence: str, marker: str) -> str:
     return f"{body} {marker}{sentence[len(body):]}"
 
 
+def cite_also(sentence: str, numbers: Sequence[int]) -> str:
+    """``sentence`` citing ``numbers`` as well as what it cites, in one marker before its final
+    punctuation (``"... fim [1]."`` + [2] -> ``"... fim [1, 2]."``)."""
+    have = cited_numbers(sentence)
+    if all(n in have for n in numbers):
+        return sentence
+    body = re.sub(r"\s+([.!?:;]*)$", r"\1", MARKER_RE.sub("", sentence).rstrip())
+    return _attach_spans(body, _format_marker(list(dict.fromkeys([*have, *numbers]))))
+
+
 def attach_citations(
     text: str,
     segments: Sequence[str],

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.citations import MARKER_RE, cited_numbers, sentence_spans
+from app.citations import MARKER_RE, cite_also, cited_numbers, sentence_spans
 from corpus.bm25 import tokenize
 from corpus.context import cut, squash
 from corpus.query import fold
@@ -73,18 +73,6 @@ def _words(text: str) -> list[str]:
     meta = _meta()
     polar = [w for w in (fold(x) for x in re.findall(r"\w+", text)) if w in _POLARITY]
     return [w for w in dict.fromkeys([*polar, *tokenize(text)]) if w not in meta]
-
-
-def _cited_also(sentence: str, numbers: Sequence[int]) -> str:
-    """``sentence`` citing ``numbers`` too, in one marker before its final punctuation."""
-    have = cited_numbers(sentence)
-    if all(n in have for n in numbers):
-        return sentence
-    body = MARKER_RE.sub("", sentence).rstrip()
-    stop = body[-1:] if body[-1:] in (".", "!", "?") else ""
-    body = body[: len(body) - len(stop)].rstrip()
-    merged = ", ".join(str(n) for n in dict.fromkeys([*have, *numbers]))
-    return f"{body} [{merged}]{stop}"
 
 
 def _starts_sentence(text: str) -> bool:
@@ -146,7 +134,7 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
             continue
         dropped += 1
         if again is not None:  # the claim stands once, cited by every passage that made it
-            kept[again] = _cited_also(kept[again], cited_numbers(sentence))
+            kept[again] = cite_also(kept[again], cited_numbers(sentence))
     body = " ".join(kept)
     changed = dropped or body != " ".join(text[a:b] for a, b in spans)
     added = len(new_words(body, question))

@@ -11,6 +11,7 @@ from app.citations import (
     attach_citations,
     build_citations,
     cite,
+    cite_also,
     cited_numbers,
     clean_markers,
     fmt_ts,
@@ -148,3 +149,9 @@ def test_cite_without_embed_only_cleans() -> None:
 def test_markers_are_tidied() -> None:
     assert clean_markers("Dois x. [1]\nOutra [2] [3], fim.", 3) == "Dois x [1].\nOutra [2, 3], fim."
     assert clean_markers("A [1][2]. B. [3] C.", 3) == "A [1, 2]. B [3]. C."
+
+
+def test_a_sentence_can_cite_one_more_passage_in_its_own_marker() -> None:
+    assert cite_also("A ReLU é rápida [1].", [2]) == "A ReLU é rápida [1, 2]."
+    assert cite_also("A ReLU é rápida [1, 2].", [2]) == "A ReLU é rápida [1, 2]."
+    assert cite_also("A ReLU é rápida.", [3]) == "A ReLU é rápida [3]."
