@@ -122,10 +122,9 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     from app.substance import MIN_NEW_WORDS
 
-    for r in rows:
-        r["adds"] = r.get("new_words") is not None and r["new_words"] >= MIN_NEW_WORDS
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
+    answered = [r for r in ans if r["answered"]]
 
     def share(xs: list[dict[str, Any]], key: str) -> float:
         return sum(bool(x[key]) for x in xs) / len(xs) if xs else float("nan")
@@ -140,10 +139,10 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                           if una else float("nan")),
         "sentences_supported": sum(r["supported"] for r in rows) / checked if checked else 0.0,
         # what a student notices first: does the answer say anything the question did not?
-        "answers_adding_to_the_question": share(
-            [r for r in ans if r["answered"]],
-            "adds") if ans else float("nan"),
-        "answers_quoting_the_lecture": share([r for r in ans if r["answered"]], "quoted"),
+        "answers_adding_to_the_question": (
+            sum((r["new_words"] or 0) >= MIN_NEW_WORDS for r in answered) / len(answered)
+            if answered else float("nan")),
+        "answers_quoting_the_lecture": share(answered, "quoted"),
         "errors": sum(bool(r["error"]) for r in rows),
     }
     for key in ("first_evidence_s", "first_token_s", "total_s"):
