@@ -32,7 +32,9 @@ MARKER_RE = re.compile(r"\[\s*(\d+(?:\s*(?:,|-|–|—)\s*\d+)*)\s*\]")
 _SPACED_MARKER_RE = re.compile(r"([ \t]*)" + MARKER_RE.pattern)
 _RUN_RE = re.compile(MARKER_RE.pattern + r"(?:[ \t]*,?[ \t]*" + MARKER_RE.pattern + ")+")
 # A marker right after a full stop cites the sentence before it: "fim. [2]" -> "fim [2]."
-_AFTER_STOP_RE = re.compile(r"([.!?])[ \t]*(\[[\d ,]+\])(?=\s|$)")
+# Unless a lower-case word follows: then the marker is the next sentence's subject ("fim. [2]
+# explica que ...").
+_AFTER_STOP_RE = re.compile(r"([.!?])[ \t]*(\[[\d ,]+\])(?=\s|$)(?![ \t]+[a-zà-öø-ÿ])")
 _SENTENCE_RE = re.compile(r".+?(?:[.!?]+(?=\s|$)|\n|$)")
 _YOUTUBE_HOSTS = {"youtube.com", "www.youtube.com", "m.youtube.com", "music.youtube.com"}
 

@@ -7,7 +7,10 @@ four content words beyond the question's (``bench/answer_quality.py`` prints the
 passages had the answer; the student got nothing. So, pure functions over plain text:
 
 - a sentence that adds no content word to the question's, or says again what an earlier one
-  said, is dropped, and one that loops (the same five words a third time) is cut there;
+  said, is dropped, and one that loops (the same five words a third time) is cut there; so is
+  a third sentence opening with the same five words as two before it (the loop across
+  sentences). A sentence cut at an ellipsis ("x^x^x^... converge") is judged whole, and a
+  citation written before its sentence ("[1] O log ...") moves to its end;
 - when what is left adds fewer than ``MIN_NEW_WORDS``, the answer gets the passage it cites
   (else the first), quoted, with its citation: the lecture's own words, which the claim
   checker can confirm and the link opens at.
@@ -111,6 +114,39 @@ def unloop(sentence: str, n: int = LOOP_WORDS) -> str:
     return sentence
 
 
+def _sentences(text: str, lang: str) -> list[str]:
+    """The answer's sentences, a chunk cut at an ellipsis or an abbreviation ("1 + 1/4 + ...
+    da pi²/6") joined to the rest of its sentence, a citation written before the sentence
+    ("[1] O log de ...") moved to its end, or named as a passage when it is the sentence's
+    subject ("[1] explica que ..." -> "O trecho [1] explica que ...")."""
+    out: list[str] = []
+    for a, b in sentence_spans(text):
+        chunk = text[a:b]
+        if out and not _starts_sentence(chunk):
+            out[-1] = f"{out[-1]} {chunk}"
+        else:
+            out.append(chunk)
+    for k, sentence in enumerate(out):
+        lead = _LEADING_MARKERS_RE.match(sentence)
+        if lead and sentence[lead.end():].strip():
+            rest = sentence[lead.end():]
+            if rest[:1].islower():
+                out[k] = f"{_SUBJECT.get(lang, _SUBJECT['pt'])} {sentence.lstrip()}"
+                continue
+            numbers = [*cited_numbers(lead.group(0)), *cited_numbers(rest)]
+            out[k] = cite_also(MARKER_RE.sub("", rest), list(dict.fromkeys(numbers)))
+    return out
+
+
+_SUBJECT = {"pt": "O trecho", "en": "Passage"}
+_LEADING_MARKERS_RE = re.compile(rf"^(?:\s*{MARKER_RE.pattern})+\s*")
+
+
+def _opening(sentence: str, n: int = LOOP_WORDS) -> tuple[str, ...] | None:
+    words = [fold(w).strip(",.;:") for w in MARKER_RE.sub(" ", sentence).split()]
+    return tuple(words[:n]) if len(words) >= n else None
+
+
 def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
                    *, min_new: int = MIN_NEW_WORDS, quote_chars: int = QUOTE_CHARS) -> Substance:
     """``text`` without the sentences that only restate ``question`` or an earlier sentence
@@ -120,15 +156,18 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
     asked = set(_words(question))
     kept: list[str] = []
     said: list[set[str]] = []
+    openings: dict[tuple[str, ...], int] = {}
     dropped = 0
-    spans = sentence_spans(text)
-    for k, (a, b) in enumerate(spans):
-        sentence = unloop(text[a:b])
+    sentences = _sentences(text, lang)
+    for sentence in map(unloop, sentences):
         words = set(_words(sentence))
-        # a chunk that ends mid-sentence ("1 + 1/4 + ... da pi²/6") is not a sentence to drop
-        whole = k + 1 == len(spans) or _starts_sentence(text[spans[k + 1][0]:])
         again = next((j for j, before in enumerate(said) if words <= before), None)
-        if not whole or (words - asked and again is None):
+        opening = _opening(sentence)
+        # the same five words opening a third sentence: the loop, across sentences
+        looping = opening is not None and openings.get(opening, 0) >= 2
+        if opening is not None:
+            openings[opening] = openings.get(opening, 0) + 1
+        if words - asked and again is None and not looping:
             kept.append(sentence)
             said.append(words)
             continue
@@ -136,7 +175,7 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
         if again is not None:  # the claim stands once, cited by every passage that made it
             kept[again] = cite_also(kept[again], cited_numbers(sentence))
     body = " ".join(kept)
-    changed = dropped or body != " ".join(text[a:b] for a, b in spans)
+    changed = dropped or body != " ".join(text[a:b] for a, b in sentence_spans(text))
     added = len(new_words(body, question))
     if added >= min_new or not passages:
         return Substance(body if changed else text.strip(), added, dropped)

@@ -149,6 +149,9 @@ def test_cite_without_embed_only_cleans() -> None:
 def test_markers_are_tidied() -> None:
     assert clean_markers("Dois x. [1]\nOutra [2] [3], fim.", 3) == "Dois x [1].\nOutra [2, 3], fim."
     assert clean_markers("A [1][2]. B. [3] C.", 3) == "A [1, 2]. B [3]. C."
+    # a marker the next sentence starts with, as its subject, stays there
+    assert clean_markers("Veja os trechos. [2] explica que i^i é real.", 3) == \
+        "Veja os trechos. [2] explica que i^i é real."
 
 
 def test_a_sentence_can_cite_one_more_passage_in_its_own_marker() -> None:

@@ -85,3 +85,38 @@ def test_a_sentence_cut_at_an_ellipsis_is_not_taken_for_a_restatement() -> None:
     text = "A soma 1 + 1/4 + 1/9 + ... da pi²/6 por causa dos faróis no lago [1]."
     made = with_substance(text, "como q a soma 1 + 1/4 + 1/9 + ... da pi²/6?", PASSAGES, "pt")
     assert made.text.startswith("A soma 1 + 1/4")
+
+
+def test_a_restatement_cut_at_an_ellipsis_goes_whole() -> None:
+    question = "pq a torre infinita x^x^x^... para de convergir quando x passa de e^(1/e)"
+    made = with_substance("A torre infinita x^x^x^... para de convergir quando x passa de "
+                          "e^(1/e) [2].", question, PASSAGES, "pt")
+    assert made.dropped == 1 and made.quoted == 2
+    assert made.text.startswith("Trecho da aula que responde:")  # no "A torre infinita x^x^x^..."
+
+
+def test_a_loop_across_sentences_stops_at_the_third_opening() -> None:
+    text = ("O log de a vezes b é log a mais log b, pois o log conta os zeros [1]. "
+            "O log de 1000 vezes x é 3 mais o log de x [2]. "
+            "O log de 1000 vezes x é log de x mais três zeros [2]. "
+            "O log de 1000 vezes x é 3 elevado à potência de log de x [2].")
+    made = with_substance(text, "pq log de a vezes b é igual a log a mais log b", PASSAGES, "pt")
+    assert made.dropped == 1 and made.quoted is None
+    assert made.text.endswith("mais três zeros [2].")
+    assert made.text.count("O log de 1000 vezes x") == 2
+
+
+def test_a_citation_written_before_its_sentence_moves_to_its_end() -> None:
+    text = ("[1] Com massas na razão 100 para 1 acontecem 31 colisões, e cada fator 100 "
+            "acrescenta um dígito de pi [2].")
+    made = with_substance(text, QUESTION, PASSAGES, "pt")
+    assert made.text == ("Com massas na razão 100 para 1 acontecem 31 colisões, e cada fator 100 "
+                         "acrescenta um dígito de pi [1, 2].")
+
+
+def test_a_citation_used_as_the_subject_is_named_a_passage() -> None:
+    text = ("A resposta à pergunta é [1, 2]. [1] explica que com massas na razão 100 para 1 "
+            "acontecem 31 colisões, enquanto [2] explica o círculo da energia.")
+    made = with_substance(text, QUESTION, PASSAGES, "pt")
+    assert made.text == ("O trecho [1] explica que com massas na razão 100 para 1 acontecem 31 "
+                         "colisões, enquanto [2] explica o círculo da energia.")
