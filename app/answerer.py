@@ -37,6 +37,7 @@ from app.answer import (
     fmt_clock,
 )
 from app.citations import MARKER_RE, EmbedFn, cite, cited_numbers, sentence_spans, video_link
+from app.course import CourseCheck
 from app.evidence import Gate, check_passages, features, passage_block
 from app.llm import LLMError
 from app.substance import MIN_NEW_WORDS, with_substance
@@ -61,6 +62,14 @@ SNIPPET_CHARS = 280
 DECLINED: dict[Lang, str] = {
     "pt": "As aulas não parecem cobrir esta pergunta. Os momentos mais próximos estão abaixo.",
     "en": "The lectures don't seem to cover this question. The closest moments are listed below.",
+}
+COURSE_QUESTION: dict[Lang, str] = {
+    "pt": "Isto parece uma pergunta sobre a organização do curso (provas, notas, prazos, "
+          "materiais, horários), que as aulas gravadas não respondem: pergunte ao professor ou à "
+          "monitoria. Os momentos mais próximos estão abaixo.",
+    "en": "This looks like a question about the course itself (exams, grades, deadlines, "
+          "materials, schedule), which the recorded lectures don't answer: ask the instructor or "
+          "the teaching assistants. The closest moments are listed below.",
 }
 FAILED: dict[Lang, str] = {
     "pt": "Não consegui escrever a resposta agora ({why}). Os momentos das aulas que encontrei "
@@ -237,11 +246,19 @@ class Answerer:
     gated_max_tokens: int = 160
     postcheck: PostCheck = "mark"
     min_new_words: int = MIN_NEW_WORDS
+    course: CourseCheck | None = None
+    """Declines questions about the course itself before the gate (None: no such check)."""
 
     @classmethod
     def from_settings(cls, settings: Any, llm: Any, retriever: Any = None,
-                      embed: EmbedFn | None = None) -> Answerer:
+                      embed: EmbedFn | None = None, embed_model_id: str | None = None
+                      ) -> Answerer:
         cues_for = retriever.cues_for if retriever is not None else (lambda _hit: ())
+        course = CourseCheck.load(getattr(settings, "course_file", None))
+        if course is not None and (embed is None or course.model_id != embed_model_id):
+            log.warning("course-question check off: it reads %s vectors, the index uses %s",
+                        course.model_id, embed_model_id)
+            course = None
         return cls(
             llm=llm, embed=embed, cues_for=cues_for, strategy=settings.answer_strategy,
             term_coverage=getattr(retriever, "term_coverage", None),
@@ -250,7 +267,7 @@ class Answerer:
             passage_chars=settings.passage_chars, max_passages=settings.answer_passages,
             context_chars=settings.context_chars, max_tokens=settings.llm_max_tokens,
             gated_max_tokens=settings.gated_max_tokens, postcheck=settings.answer_postcheck,
-            min_new_words=settings.answer_min_new_words,
+            min_new_words=settings.answer_min_new_words, course=course,
         )
 
     def candidates_for(self, question: str, hits: Sequence[Hit]) -> list[Passage]:
@@ -327,6 +344,19 @@ class Answerer:
             yield Reply(question, lang, "gated", [], self._declined(lang), False,
                         reason="no segments", timings=timings)
             return
+        if self.course is not None and self.embed is not None:
+            t0 = time.perf_counter()
+            about_course, p = self.course.is_course(self.embed([query], "query")[0])
+            timings["course_check"] = time.perf_counter() - t0
+            if about_course:
+                moments = [_hit_moment(h) for h in hits[: max(1, self.candidates)]]
+                why = f"course question P={p:.2f} >= {self.course.threshold:.2f}"
+                yield Moments(moments, False, why)
+                yield Reply(question, lang, "gated", moments,
+                            Answer(COURSE_QUESTION[lang], [], False,
+                                   getattr(self.llm, "model_id", ""), lang),
+                            False, confidence=round(p, 4), reason=why, timings=timings)
+                return
         t0 = time.perf_counter()
         passages = self.candidates_for(query, hits)
         timings["focus"] = time.perf_counter() - t0

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     focus_windows: int = 6  # top retrieved windows focused to their best sentences
     gate_candidates: int = 3  # the best focused passages the evidence check reads
     gate_file: Path | None = None  # fitted gate (aula fit-gate); "strict": app/gate_strict.json
+    # Questions about the course itself (exams, deadlines, materials) are declined before the
+    # gate (app/course.py, aula fit-course); None: app/course.json, "off": no check.
+    course_file: str | None = None
     passage_chars: int = 450  # a focused passage: the sentences around the answer
     answer_passages: int = 2  # at most this many passages in the gated prompt
     gated_max_tokens: int = 160

@@ -258,7 +258,8 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
             services.translator = QueryTranslator(llm)
 
         services.answerer = Answerer.from_settings(
-            settings, llm, services, lambda texts, kind: embedder.embed(texts, kind))
+            settings, llm, services, lambda texts, kind: embedder.embed(texts, kind),
+            embedder.model_id)
         if services.answerer.reads_idf:
             retriever.rarity  # noqa: B018  word counts built now, not on the first question
     return services

@@ -30,6 +30,12 @@ message's framing (``bench/framing.py``: "eae pessoal, ... valeu!"), with the fr
 as ``/ask`` strips it and searched as typed (``framed_stripped_*``, ``framed_as_typed_*``),
 with the share of questions decided as they are without the framing (``*_same_as_unframed``).
 
+``shipped_with_course_check`` is the default path: the shipped gate after the course-question
+check (``app/course.py``), which declines questions about the course itself first; the check
+alone is also run on ``bench/data/course_questions.jsonl`` (``course_check.*``): course and
+subject questions never fitted on, 20 + 20 written after a list of phrasings was tried and 10 +
+10 after the classifier's first fit.
+
 Figures per gate: share answered of the answerable questions, share declined of each kind of
 uncovered question, and the balanced accuracy. Embedded LLM (for the translations and, when a
 gate reads it, the evidence check). Writes bench/out/gate_decisions.json and, per question,
@@ -42,6 +48,7 @@ import json
 import os
 from typing import Any
 
+from app.course import COURSE
 from app.evidence import check_passages
 from bench.common import CORPUS_3B1B, OUT, ROOT, report
 
@@ -50,6 +57,7 @@ GATE_SET = ROOT / "bench" / "data" / "gate_3b1b.jsonl"
 SAMPLES = ROOT / "bench" / "data" / "gate_samples_both.jsonl"
 GATE_EN = ROOT / "bench" / "data" / "gate_karpathy.jsonl"
 SAMPLES_EN = ROOT / "bench" / "data" / "gate_samples_karpathy.jsonl"
+COURSE_SET = ROOT / "bench" / "data" / "course_questions.jsonl"
 
 
 def _kind(q: Any) -> str:
@@ -68,8 +76,31 @@ def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: li
         if any(g.uses_llm for g in gates.values()) else [None] * len(passages))
     feats = answerer.features(query, passages, probs, hits, every_signal=True)
     scores = [h.score for h in hits]
-    return feats, {name: gate.decide(probs, scores, 2, feats).covered
-                   for name, gate in gates.items()}
+    covered = {name: gate.decide(probs, scores, 2, feats).covered for name, gate in gates.items()}
+    if answerer.course is not None and "shipped" in covered:
+        # the default path: questions about the course itself are declined before the gate
+        about_course = answerer.course.is_course(answerer.embed([query], "query")[0])[0]
+        covered["shipped_with_course_check"] = covered["shipped"] and not about_course
+    return feats, covered
+
+
+def _course_set(answerer: Any) -> dict[str, Any]:
+    """The course-question check alone on ``bench/data/course_questions.jsonl``: new course
+    and subject questions written after it was first fitted, none of them fitted on."""
+    rows = [json.loads(line) for line in COURSE_SET.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    if answerer.course is None or not rows:
+        return {}
+    vectors = answerer.embed([r["question"] for r in rows], "query")
+    flagged = [answerer.course.is_course(v)[0] for v in vectors]
+    out: dict[str, Any] = {"course_check.threshold": answerer.course.threshold}
+    for kind, name in (("course logistics", "course"), ("subject", "subject")):
+        marks = [f for r, f in zip(rows, flagged, strict=True) if r["kind"] == kind]
+        out[f"course_check.new_{name}_questions"] = len(marks)
+        out[f"course_check.new_{name}_flagged"] = round(sum(marks) / len(marks), 3)
+    out["course_check.new_subject_flagged_questions"] = [
+        r["question"] for r, f in zip(rows, flagged, strict=True) if f and r["kind"] != COURSE]
+    return out
 
 
 def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool]]]:
@@ -93,7 +124,8 @@ def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool
                               with_llm=False)
 
     answerer = Answerer.from_settings(services.settings, None, services,
-                                      lambda t, k: services.embedder.embed(t, k))
+                                      lambda t, k: services.embedder.embed(t, k),
+                                      services.embedder.model_id)
     out: list[tuple[str, dict[str, bool]]] = []
     with services.stack:
         for q in read_questions(GATE_EN, "test"):
@@ -181,8 +213,15 @@ def main() -> None:
                          [q for q in qs if q.lang == "pt"])
 
     figures: dict[str, Any] = {"questions": len(qs), "questions_en": len(karpathy)}
+    figures.update(_course_set(services.answerer))
     for kind in sorted({k for k, _ in decided}):
         figures[f"n_{kind}"] = sum(k == kind for k, _ in decided)
+    if any("shipped_with_course_check" in d for _, d in decided):
+        figures.update(_rates([(k, d["shipped_with_course_check"]) for k, d in decided],
+                              "shipped_with_course_check."))
+        if karpathy:
+            figures.update(_rates([(k, d["shipped_with_course_check"]) for k, d in karpathy],
+                                  "shipped_with_course_check.en_"))
     for name, gate in gates.items():
         figures[f"{name}.features"] = ", ".join(gate.weights) or "thresholds"
         figures[f"{name}.fitted_on"] = gate.fitted.get("questions")

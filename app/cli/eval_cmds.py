@@ -26,6 +26,7 @@ def register(cli: typer.Typer) -> None:
     cli.command("fit-labels")(fit_labels)
     cli.command("fit-gate")(fit_gate)
     cli.command("fit-fusion")(fit_fusion)
+    cli.command("fit-course")(fit_course)
 
 
 def _thresholds(path: Path | None, s: Settings | None = None):  # type: ignore[no-untyped-def]
@@ -499,3 +500,39 @@ def fit_fusion(
         f"{c} {w:g}" for c, w in fusion.weights.items()))
     for name, figs in (("fitted", fitted), ("first slice hybrid", before)):
         typer.echo(f"  {name:<20} " + "  ".join(f"{k} {v:.3f}" for k, v in figs.items()))
+
+
+def fit_course(
+    questions: list[Path] = typer.Argument(
+        ..., help="JSON Lines question sets with `question` and `kind` (\"course logistics\", "
+        "or answerable / neighbouring subject / other subject / subject): "
+        "bench/data/course_train.jsonl, bench/data/gate_3b1b.jsonl, ..."),
+    split: str = typer.Option("fit", "--split", help="Fit on the questions of this split "
+                              "(rows without a split count too)."),
+    out: Path = typer.Option(Path("course.json"), "--out", help="Where to write the check."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Fit the course-question check (exams, grades, deadlines, materials: declined before
+    the evidence gate) on labelled questions and store it; point AULA_COURSE_FILE at the file
+    to use it (app/course.json ships the default)."""
+    from app.cli.common import load_embedder
+    from app.course import fit, read_labelled
+
+    s = settings_for(None)
+    with one_line_errors():
+        rows = [r for path in questions for r in read_labelled(path, split)]
+        embedder = load_embedder(s)
+        vectors = embedder.embed([q for q, _ in rows], "query")
+        check = fit(vectors, [c for _, c in rows], embedder.model_id)
+        check.fitted.update({"questions_file": ", ".join(p.name for p in questions),
+                             "split": split})
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(check.to_json(), encoding="utf-8")
+        tmp.replace(out)
+    if json_out:
+        print_json({"out": str(out), "threshold": check.threshold, **check.fitted})
+        return
+    f = check.fitted
+    typer.echo(f"{out}: {f['course']} course and {f['subject']} subject questions; threshold "
+               f"{check.threshold:.3f}; cross-validated, course flagged "
+               f"{f['cv_course_flagged']:.2f}, subject flagged {f['cv_subject_flagged']:.2f}")

@@ -25,6 +25,9 @@ DB_PATH: dict[str, Path] = {}
 
 def responder(messages: list[dict]) -> str:
     user = messages[-1]["content"]
+    if messages[0]["content"].startswith("Translate the student's question"):
+        return {"When is the homework due?": "Qual é o prazo de entrega da lição de casa?"}.get(
+            user, user)
     if "PERGUNTA DE UM ESTUDANTE" in user:  # the evidence check
         return f"SIM@{LEVEL['p']}" if "relu" in user.lower() else "NÃO@0.9"
     if "AFIRMAÇÃO:" in user:  # the post-check of one answer sentence
@@ -145,10 +148,26 @@ def test_a_question_no_passage_answers_is_declined_with_moments(
     service: str, fake_llm: FakeLLMServer
 ) -> None:
     fake_llm.requests.clear()
-    body = ask(service, "Qual o horário da prova final de cálculo?").json()
+    body = ask(service, "Como funciona a fotossíntese das plantas?").json()
     assert body["covered"] is False
     assert len(body["moments"]) >= 1 and all(m["p"] < 0.5 for m in body["moments"])
     assert not [r for r in fake_llm.chat_requests if r.get("stream")]
+
+
+def test_a_question_about_the_course_is_declined_before_the_evidence_check(
+    service: str, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.requests.clear()
+    body = ask(service, "Qual o horário da prova final de cálculo?").json()
+    assert body["covered"] is False
+    assert "organização do curso" in body["answer"] and "professor" in body["answer"]
+    assert body["moments"] and body["moments"][0]["url"]  # the closest moments, still
+    assert not fake_llm.chat_requests  # no evidence check, no generation
+    english = ask(service, "When is the homework due?").json()
+    assert english["covered"] is False and "the course itself" in english["answer"]
+    # a question on the subject with the same words is not taken for one about the course
+    subject = ask(service, "A ReLU tem alguma prova de que funciona melhor que a sigmoid?").json()
+    assert subject["covered"] is True and "organização do curso" not in subject["answer"]
 
 
 def test_llm_down_leaves_the_moments_and_a_clear_line(service: str, fake_llm: FakeLLMServer

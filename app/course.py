@@ -1,0 +1,166 @@
+"""Questions about the course rather than its subject: exams, grades, deadlines, materials.
+
+"Qnd sai a nota da P2?", "o professor vai disponibilizar os slides?", "when is the homework
+due?": recorded lectures cannot answer them, but their words are in the lectures ("slide",
+"prova", "aula"), so retrieval scores them like a covered question, and the evidence gate, which
+reads retrieval scores, let almost half of the gate bench's held-out Portuguese ones through (a
+"slides" question got an answer about sliding a number line). Two cheaper ways were measured
+and not taken (stop 27):
+
+- the embedded LLM, asked "is this question about the course's organisation?", said yes with
+  P 0.74-0.91 to logistics questions and 0.79-0.86 to questions about mathematics;
+- a list of phrasings (exam + "cai", "nota" + "sair", "prazo", "monitoria", ...), written with
+  the benches' logistics questions in view, caught all of those but 5 of 20 new ones written
+  afterwards, and flagged 4 of 20 new subject questions that use the same words ("a prova por
+  indução", "no slide onde ele mostra", "the quiz at the end asked why ...").
+
+So a logistic regression over the question's E5 vector (the ``query:`` embedding search makes
+anyway), fitted by ``aula fit-course`` on labelled questions and stored as JSON with the
+embedder it reads (``app/course.json`` ships the one fitted on the benches' fitting halves).
+Its threshold is set above every subject question's cross-validated P on the fitting set, plus
+a margin: declining an answerable question is the fault students meet most. A question over it
+is declined before the gate, with a line saying why and whom to ask; the closest moments are
+still listed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from corpus.errors import InputError
+
+DEFAULT_COURSE_FILE = Path(__file__).with_name("course.json")
+COURSE = "course logistics"
+"""The ``kind`` of a course question in the question sets; ``answerable`` and any kind of
+subject question (``neighbouring subject``, ``other subject``, ``subject``) are the others."""
+SUBJECT_KINDS = frozenset({"answerable", "neighbouring subject", "other subject", "subject"})
+MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class CourseCheck:
+    """``P(course question) = sigmoid(weights · v + bias)`` over the ``query:`` E5 vector ``v``
+    of ``model_id``; over ``threshold`` the question is one about the course."""
+
+    model_id: str
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+    fitted: dict[str, Any] = field(default_factory=dict)
+
+    def p(self, vector: Sequence[float]) -> float:
+        if len(vector) != len(self.weights):
+            raise ValueError(f"a vector of {len(vector)} numbers; the course check reads "
+                             f"{len(self.weights)} ({self.model_id})")
+        z = self.bias + sum(w * float(x) for w, x in zip(self.weights, vector, strict=True))
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+    def is_course(self, vector: Sequence[float]) -> tuple[bool, float]:
+        p = self.p(vector)
+        return p >= self.threshold, p
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["weights"] = [round(w, 6) for w in self.weights]
+        return json.dumps(data, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "course file") -> CourseCheck:
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}: not JSON (line {exc.lineno}: {exc.msg})") from None
+        if not isinstance(raw, dict):
+            raise InputError(f"{source}: expected an object with model_id, weights, bias, "
+                             "threshold")
+        for name in ("model_id", "weights", "bias", "threshold"):
+            if name not in raw:
+                raise InputError(f"{source}: missing field {name!r}")
+        try:
+            weights = tuple(float(w) for w in raw["weights"])
+            bias, threshold = float(raw["bias"]), float(raw["threshold"])
+        except (TypeError, ValueError):
+            raise InputError(f"{source}: weights, bias and threshold must be numbers") from None
+        if not weights or not 0.0 < threshold <= 1.0:
+            raise InputError(f"{source}: field 'threshold' must be in (0, 1] and 'weights' "
+                             "not empty")
+        return cls(str(raw["model_id"]), weights, bias, threshold, dict(raw.get("fitted") or {}))
+
+    @classmethod
+    def load(cls, path: Path | str | None) -> CourseCheck | None:
+        """The check in ``path`` (the shipped one for None; none for ``off``)."""
+        if str(path).lower() == "off":
+            return None
+        file = Path(path) if path is not None else DEFAULT_COURSE_FILE
+        if not file.is_file():
+            raise InputError(f"{file}: course check file not found (AULA_COURSE_FILE)")
+        return cls.from_json(file.read_text(encoding="utf-8"), str(file))
+
+
+def read_labelled(path: Path, split: str | None = "fit") -> list[tuple[str, bool]]:
+    """``labelled`` over a JSON Lines file; a bad line raises one error naming file and line."""
+    rows = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}, line {n}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise InputError(f"{path}, line {n}: expected an object with question and kind")
+        rows.append(row)
+    return labelled(rows, split)
+
+
+def labelled(rows: Iterable[dict[str, Any]], split: str | None = "fit"
+             ) -> list[tuple[str, bool]]:
+    """``(question, is_course)`` for the rows of ``split`` (rows without a split count too)
+    whose ``kind`` says which; an answerable row without a kind (a ``gold_lecture``) is a
+    subject question, other rows are left out."""
+    out = []
+    for row in rows:
+        question = row.get("question")
+        if not isinstance(question, str) or not question.strip():
+            continue
+        if split is not None and row.get("split", split) != split:
+            continue
+        kind = row.get("kind") or ("answerable" if row.get("gold_lecture") else None)
+        if kind == COURSE or kind in SUBJECT_KINDS:
+            out.append((question, kind == COURSE))
+    return out
+
+
+def fit(vectors: Any, is_course: Sequence[bool], model_id: str, *, c: float = 10.0,
+        folds: int = 5, margin: float = MARGIN) -> CourseCheck:
+    """A balanced logistic regression; the threshold is ``margin`` above the highest
+    cross-validated P of a subject question (at least 0.5, at most 0.95)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    x = np.asarray(vectors, dtype=np.float64)
+    y = np.asarray(is_course, dtype=bool)
+    if y.sum() < folds or (~y).sum() < folds:
+        raise InputError(f"need at least {folds} course and {folds} subject questions to fit "
+                         f"(got {int(y.sum())} and {int((~y).sum())})")
+
+    def model() -> Any:
+        return LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
+
+    cv = cross_val_predict(model(), x, y, method="predict_proba",
+                           cv=StratifiedKFold(folds, shuffle=True, random_state=0))[:, 1]
+    threshold = float(min(0.95, max(0.5, cv[~y].max() + margin)))
+    lr = model().fit(x, y)
+    fitted = {
+        "questions": int(len(y)), "course": int(y.sum()), "subject": int((~y).sum()), "c": c,
+        "cv_course_flagged": round(float((cv[y] >= threshold).mean()), 4),
+        "cv_subject_flagged": round(float((cv[~y] >= threshold).mean()), 4),
+    }
+    return CourseCheck(model_id, tuple(lr.coef_[0].tolist()), float(lr.intercept_[0]),
+                       round(threshold, 4), fitted)

