@@ -19,6 +19,11 @@ part. Judging is ``aula eval`` (resumable, in ``bench/out/judge-*``), about 30 s
 cores with gold evidence and 60 s without, so about 85 min for ``gold`` the first time;
 ``BENCH_JUDGE_CONDITIONS=gold`` runs one. The fitted model is written to
 ``bench/out/labels.json`` (``eval/labels.json`` ships a copy).
+
+Beside them, how far two labellings of the set agree (``second_labelling``): the labels of
+``judge_3b1b.jsonl`` against ``judge_3b1b_second.jsonl``, a second labelling made blind to the
+first (question, answer and the lecture's transcript at the gold span only; stop 27). The
+judge's agreement is read against that ceiling.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 from bench.common import OUT, ROOT, report
 
 SET = ROOT / "bench" / "data" / "judge_3b1b.jsonl"
+SECOND = ROOT / "bench" / "data" / "judge_3b1b_second.jsonl"
 DROPPED_IN_PLAIN = ("reference_answer", "gold_lecture", "gold_start", "gold_end", "rationale")
 
 
@@ -58,6 +64,24 @@ def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
         it["condition"] = condition
         it["id"] = f"{condition}-{it['id']}"
     return items
+
+
+def second_labelling() -> dict[str, Any]:
+    """Agreement of the set's labels with the blind second labelling, per part."""
+    from eval.metrics import accuracy, cohen_kappa
+
+    def rows(path: Path) -> dict[str, dict[str, Any]]:
+        return {r["id"]: r for r in map(json.loads, path.read_text(encoding="utf-8")
+                                        .splitlines()) if r}
+
+    first, second = rows(SET), rows(SECOND)
+    out: dict[str, Any] = {}
+    for part in ("fit", "test"):
+        ids = [i for i, r in first.items() if r["split"] == part and i in second]
+        a, b = [first[i]["label"] for i in ids], [second[i]["label"] for i in ids]
+        out[part] = {"n": len(ids), "accuracy": round(accuracy(a, b) or 0.0, 3),
+                     "kappa_linear": round(cohen_kappa(a, b, weights="linear") or 0.0, 3)}
+    return out
 
 
 def _short(fig: dict[str, Any]) -> dict[str, Any]:
@@ -92,6 +116,7 @@ def main() -> None:
     th = load_thresholds(OUT / "labels.json")
     rows = pd.DataFrame(items)
     figures: dict[str, Any] = {
+        "second_labelling": second_labelling(),
         "label_model_signals": fit.get("label_model", {}).get("signals"),
         "fit_part_leave_one_question_out": _short(
             fit.get("label_model", {}).get("leave_one_question_out") or {}),
