@@ -255,9 +255,10 @@ class Answerer:
                       ) -> Answerer:
         cues_for = retriever.cues_for if retriever is not None else (lambda _hit: ())
         course = CourseCheck.load(getattr(settings, "course_file", None))
-        if course is not None and (embed is None or course.model_id != embed_model_id):
-            log.warning("course-question check off: it reads %s vectors, the index uses %s",
-                        course.model_id, embed_model_id)
+        if course is not None and course.model_id != embed_model_id:
+            if embed is not None:
+                log.warning("course-question check off: it reads %s vectors, the index uses %s",
+                            course.model_id, embed_model_id)
             course = None
         return cls(
             llm=llm, embed=embed, cues_for=cues_for, strategy=settings.answer_strategy,
