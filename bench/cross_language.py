@@ -9,9 +9,10 @@ Nothing was fitted on them.
 
 Printed per direction, as typed and translated: span-hit@1/@5, MRR@10 and video-hit@5 on the
 answerable questions; the evidence gate's decision (shipped ``app/gate.json``, no LLM check):
-the share of answerable questions it lets through and of uncovered ones it declines; and the
-translation's seconds (p50). For reference, the same answerable questions as the bench has them,
-in the lectures' own language.
+the share of answerable questions it lets through and of uncovered ones it declines, alone and
+after the course-question check (``*_with_course_check_*``: the default path, ``app/course.py``);
+and the translation's seconds (p50). For reference, the same answerable questions as the bench
+has them, in the lectures' own language.
 """
 
 from __future__ import annotations
@@ -55,6 +56,12 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
         feats = answerer.features(question, passages, [None] * len(passages), hits)
         return answerer.gate.p_covered_of(feats) >= 0.5
 
+    def course(question: str) -> bool:
+        """A question the default path declines first as one about the course itself."""
+        check = answerer.course
+        return check is not None and answerer.embed is not None and check.is_course(
+            answerer.embed([question], "query")[0])[0]
+
     for how, text in (("as_typed", lambda r: r["question"]),
                       ("translated", lambda r: translated[r["id"]])):
         gold = [_gold({**r, "question": text(r)}) for r in answerable]
@@ -65,6 +72,12 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
             sum(passes(text(r)) for r in answerable) / len(answerable), 3)
         figures[f"{name}_{how}_gate_declines_uncovered"] = round(
             sum(not passes(text(r)) for r in uncovered) / max(len(uncovered), 1), 3)
+        # the default path: the course-question check first, then the gate
+        figures[f"{name}_{how}_with_course_check_answers_answerable"] = round(
+            sum(passes(text(r)) and not course(text(r)) for r in answerable) / len(answerable), 3)
+        figures[f"{name}_{how}_with_course_check_declines_uncovered"] = round(
+            sum(course(text(r)) or not passes(text(r)) for r in uncovered)
+            / max(len(uncovered), 1), 3)
     own = [originals[r["from"]] for r in answerable]
     figs = span_figures(own, [retriever.search(q.question, 10) for q in own])
     for key in ("span_hit@1", "span_hit@5", "mrr@10"):
@@ -102,7 +115,8 @@ def main() -> None:
             retriever = retriever_for(Settings(index_dir=store.root, rerank="off"), data,
                                       embedder)
             answerer = Answerer.from_settings(base, llm, retriever,
-                                              lambda t, k: embedder.embed(t, k))
+                                              lambda t, k: embedder.embed(t, k),
+                                              embedder.model_id)
             originals = {q.id: q for q in read_gold(questions)}
             part = [r for r in rows if r["corpus"] == ("3b1b-pt" if name == "en_over_pt"
                                                        else "karpathy-en")]
