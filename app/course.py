@@ -14,8 +14,8 @@ and not taken (stop 27):
   afterwards, and flagged 4 of 20 new subject questions that use the same words ("a prova por
   indução", "no slide onde ele mostra", "the quiz at the end asked why ...").
 
-So a logistic regression over the question's E5 vector (the ``query:`` embedding search makes
-anyway), fitted by ``aula fit-course`` on labelled questions and stored as JSON with the
+So a logistic regression over the question's E5 ``query:`` vector (one more query embedding,
+about 40 ms), fitted by ``aula fit-course`` on labelled questions and stored as JSON with the
 embedder it reads (``app/course.json`` ships the one fitted on the benches' fitting halves).
 Its threshold is set above every subject question's cross-validated P on the fitting set, plus
 a margin: declining an answerable question is the fault students meet most. A question over it
