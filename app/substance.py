@@ -94,13 +94,18 @@ failure: "R0 é a probabilidade de uma pessoa infectada por outra, dividida pela
 de uma pessoa infectada por outra, dividida pela ..."); twice can be a comparison."""
 
 
+def _loop_word(word: str) -> str:
+    """A word as the loop checks compare it: folded, its trailing punctuation dropped."""
+    return fold(word).strip(",.;:")
+
+
 def unloop(sentence: str, n: int = LOOP_WORDS) -> str:
     """``sentence`` cut where a run of ``n`` words starts for the third time (back to the comma
     before it), its citation markers kept."""
     words = list(re.finditer(r"\S+", sentence))
     seen: dict[tuple[str, ...], list[int]] = {}
     for i in range(len(words) - n + 1):
-        key = tuple(fold(w.group(0)).strip(",.;:") for w in words[i : i + n])
+        key = tuple(_loop_word(w.group(0)) for w in words[i : i + n])
         starts = seen.setdefault(key, [])
         if starts and i - starts[-1] < n:
             continue  # overlapping itself ("a a a a a a"): not a new occurrence
@@ -143,7 +148,7 @@ _LEADING_MARKERS_RE = re.compile(rf"^(?:\s*{MARKER_RE.pattern})+\s*")
 
 
 def _opening(sentence: str, n: int = LOOP_WORDS) -> tuple[str, ...] | None:
-    words = [fold(w).strip(",.;:") for w in MARKER_RE.sub(" ", sentence).split()]
+    words = [_loop_word(w) for w in MARKER_RE.sub(" ", sentence).split()]
     return tuple(words[:n]) if len(words) >= n else None
 
 
