@@ -141,6 +141,9 @@ class AskOut(BaseModel):
         default_factory=list, description="answer sentences checked against what they cite")
     strategy: str = ""
     note: str = Field("", description="a line for the student when there is no answer")
+    reason: str = Field(
+        "", description="why it was answered or declined: the course-question check's or the "
+                        "evidence gate's decision with its signals (for instructors and logs)")
     timings: dict[str, float] = Field(description="seconds per stage")
     models: dict[str, str]
     error: str | None = None

@@ -7,7 +7,8 @@ four content words beyond the question's (``bench/answer_quality.py`` prints the
 passages had the answer; the student got nothing. So, pure functions over plain text:
 
 - a sentence that adds no content word to the question's, or says again what an earlier one
-  said, is dropped, and one that loops (the same five words a third time) is cut there; so is
+  said, is dropped, and one that loops (the same five words a third time) is cut there (a
+  connective left hanging before the citation, ", pois [1].", goes too); so is
   a third sentence opening with the same five words as two before it (the loop across
   sentences). A sentence cut at an ellipsis ("x^x^x^... converge") is judged whole, and a
   citation written before its sentence ("[1] O log ...") moves to its end;
@@ -143,6 +144,19 @@ def _sentences(text: str, lang: str) -> list[str]:
     return out
 
 
+_DANGLING_RE = re.compile(
+    r"[,;:]?\s+(?:pois|porque|que|como|onde|quando|e|ou|mas|é|são|de|do|da|dos|das|por|para|"
+    r"since|because|that|as|and|or|but|is|are|of|the|to)"
+    rf"(?=(?:\s*{MARKER_RE.pattern})*\s*[.!?…]?\s*$)", re.IGNORECASE)
+
+
+def undangle(sentence: str) -> str:
+    """``sentence`` without a connective left hanging before its citation, where the
+    generator stopped mid-clause: "A derivada de e^x é ela mesma, pois [1]." -> "A derivada
+    de e^x é ela mesma [1]."."""
+    return _DANGLING_RE.sub("", sentence, count=1)
+
+
 _SUBJECT = {"pt": "O trecho", "en": "Passage"}
 _LEADING_MARKERS_RE = re.compile(rf"^(?:\s*{MARKER_RE.pattern})+\s*")
 
@@ -164,7 +178,7 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
     openings: dict[tuple[str, ...], int] = {}
     dropped = 0
     sentences = _sentences(text, lang)
-    for sentence in map(unloop, sentences):
+    for sentence in (undangle(unloop(s)) for s in sentences):
         words = set(_words(sentence))
         again = next((j for j, before in enumerate(said) if words <= before), None)
         opening = _opening(sentence)

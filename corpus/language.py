@@ -7,6 +7,7 @@ in another language than the lectures' is translated for search (``app.translate
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -51,3 +52,20 @@ def corpus_language(texts: Sequence[str], sample: int = 200) -> Lang:
     step = max(1, len(texts) // sample)
     votes = Counter(detect_language(t) for t in list(texts)[::step][:sample])
     return "en" if votes["en"] > votes["pt"] else "pt"
+
+
+@functools.cache
+def common_words(lang: Lang, n: int = 2000) -> frozenset[str]:
+    """The ``n`` most frequent words of ``lang`` (accents folded), by the word frequencies
+    pyspellchecker ships (counted on film subtitles: "acha", "errado", "jeito", "rápido"),
+    read once per process (about 0.5 s)."""
+    import gzip
+    import json
+    import unicodedata
+    from importlib.resources import files
+
+    raw = files("spellchecker").joinpath("resources", f"{lang}.json.gz").read_bytes()
+    counts: dict[str, int] = json.loads(gzip.decompress(raw))
+    top = sorted(counts, key=lambda w: -counts[w])[:n]
+    return frozenset("".join(ch for ch in unicodedata.normalize("NFD", w.lower())
+                             if unicodedata.category(ch) != "Mn") for w in top)

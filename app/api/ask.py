@@ -65,6 +65,7 @@ def ask_response(
         sentences=[SentenceOut(**c.to_dict()) for c in reply.sentences],
         strategy=reply.strategy,
         note=reply.note,
+        reason=getattr(reply, "reason", "") or "",
         timings=timings,
         models={
             "embedding": services.retriever.data.model_id,

@@ -116,7 +116,8 @@ def save_answer(s: Session, out: Mapping[str, Any], now: datetime) -> int:
         timings=dict(out.get("timings") or {}),
         lectures=lectures_key(segments),
         confidence=out.get("confidence"),
-        evidence={k: out.get(k) for k in ("strategy", "moments", "sentences", "search_query")}
+        evidence={k: out.get(k)
+                  for k in ("strategy", "moments", "sentences", "search_query", "reason")}
         if out.get("strategy") else None,
         version=1,
     )

@@ -44,6 +44,16 @@ def test_term_coverage_finds_missing_subjects() -> None:
     assert term_coverage("como faço merge de dataframes no pandas", texts) == 0.0
 
 
+def test_a_students_everyday_words_do_not_count_against_coverage() -> None:
+    # the lecture at the answer says "códigos de Hamming" and "erro", never "acha" or "errado"
+    texts = ["Os códigos de Hamming usam bits de paridade para localizar um erro num bloco"]
+    assert term_coverage("como o hamming acha o bit errado?", texts) == 1.0
+    # the subject's own word still counts when it is missing
+    assert term_coverage("como o reed-solomon acha o bit errado?", texts) == 0.0
+    # English questions keep every word: "loss" and "model" are the subject's own there
+    assert term_coverage("how does the model reduce its loss?", texts) == 0.0
+
+
 def test_a_bad_question_line_is_named(tmp_path: Path) -> None:
     f = tmp_path / "q.jsonl"
     f.write_text('{"id": "a1", "question": "x", "answerable": false}\n{"id": "a2"}\n')

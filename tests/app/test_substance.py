@@ -120,3 +120,15 @@ def test_a_citation_used_as_the_subject_is_named_a_passage() -> None:
     made = with_substance(text, QUESTION, PASSAGES, "pt")
     assert made.text == ("O trecho [1] explica que com massas na razão 100 para 1 acontecem 31 "
                          "colisões, enquanto [2] explica o círculo da energia.")
+
+
+def test_a_connective_left_hanging_before_the_citation_goes() -> None:
+    passages = ["A derivada de e elevado a x é ela mesma: a inclinação do gráfico em cada "
+                "ponto é igual à altura do gráfico naquele ponto."]
+    out = with_substance("A inclinação do gráfico de e^x em cada ponto é igual à sua altura, "
+                         "pois [1].", "a derivada de e^x é ela mesma? pq", passages, "pt")
+    assert out.text == "A inclinação do gráfico de e^x em cada ponto é igual à sua altura [1]."
+    # a word that ends a real clause stays
+    kept = with_substance("A derivada de e^x é o próprio e^x, nada além disso [1].",
+                          "a derivada de e^x é ela mesma?", passages, "pt")
+    assert kept.text.endswith("nada além disso [1].")

@@ -251,6 +251,31 @@ def test_the_instructor_sees_what_was_searched_for_a_question(site: Site, browse
     page.close()
 
 
+def test_the_instructor_sees_why_an_answer_was_declined(site: Site, browser) -> None:  # type: ignore[no-untyped-def]
+    why = "course question P=0.91 >= 0.68"
+    with site.db.write() as s:
+        declined = store.save_answer(
+            s, {**answer_body("qnd sai a nota da p2?", "curso"), "covered": False,
+                "confidence": 0.91, "strategy": "gated", "reason": why}, store_now())
+        answered = store.save_answer(
+            s, {**answer_body("O que a ReLU devolve?", "respondida"), "confidence": 0.8,
+                "strategy": "gated", "reason": "P(covered)=0.93 (top_score=0.91, term_cov=1.00)"},
+            store_now())
+    page = browser.new_page(viewport=PHONE)
+    login(page, site)
+    for lecture, answer_id in (("curso", declined), ("respondida", answered)):
+        page.select_option("#f-lecture", lecture)
+        page.click("#apply-filters")
+        wait_for(page, f"document.getElementById('item-id').textContent === '{answer_id}'")
+        if answer_id == declined:
+            assert page.inner_text("#auto-confidence") == "91% (recusou: pergunta sobre o curso)"
+            assert page.inner_text("#auto-decision") == why
+        else:
+            assert page.inner_text("#auto-confidence") == "80%"
+            assert page.inner_text("#auto-decision").startswith("P(covered)=0.93")
+    page.close()
+
+
 class Held:
     """Requests matching ``pattern`` held back until ``stop``: the network made slow on
     purpose, so that answers arrive after the instructor's next key."""

@@ -143,8 +143,12 @@ function render(item, index = state.index) {
   $("searched").hidden = !searched;
   $("answer").textContent = item.answer || "—";
   $("segments").replaceChildren(...segments);
+  const reason = (item.evidence && item.evidence.reason) || "";
+  const course = reason.startsWith("course question");
   $("auto-confidence").textContent = item.confidence == null ? "—"
-    : `${Math.round(item.confidence * 100)}%` + (item.covered === false ? " (recusou: não coberta)" : "");
+    : `${Math.round(item.confidence * 100)}%` + (item.covered !== false ? ""
+      : course ? " (recusou: pergunta sobre o curso)" : " (recusou: não coberta)");
+  $("auto-decision").textContent = reason || "—";
   const sents = (item.evidence && item.evidence.sentences) || [];
   const weak = sents.filter((x) => x.supported === false);
   $("auto-unsupported").textContent = sents.length === 0 ? "—"
