@@ -4,6 +4,11 @@ Portuguese: bench/data/questions_3b1b.jsonl (60 questions over all of 3b1b-pt; t
 weights were fitted on other questions: bench/data/questions_3b1b_dev.jsonl and the fitting half
 of answers_3b1b.jsonl). English: bench/data/questions_karpathy.jsonl over karpathy-en (Whisper
 JSON). Each index is built once with the default settings and kept under bench/out/.
+``pt_terms_*``: bench/data/questions_terms.jsonl, 35 questions over 3b1b-pt that name a concept
+as Brazilian students do where the machine translation says it otherwise ("bhaskara" /
+"fórmula quadrática", "produto interno" / "produto escalar", "rank" / "classificação",
+"backprop" / "retropropagação"; ``term`` and ``transcript_term`` on each line), 6 of them
+controls; written for stop 28's measurement of a glossary of such names (not taken: README).
 
 Printed side by side, in the same run: the first slice's hybrid (plain RRF of dense and BM25
 over the two-minute windows), each retriever alone over windows, each with its units, and the
@@ -35,6 +40,7 @@ from bench.common import CORPUS_3B1B, OUT, ROOT, SHARED, dir_size_mb, env_int, m
 INCLUDE = "**/portuguese/sentence_translations.json"
 DATA = ROOT / "bench" / "data"
 QUESTIONS = DATA / "questions_3b1b.jsonl"
+QUESTIONS_TERMS = DATA / "questions_terms.jsonl"
 QUESTIONS_EN = DATA / "questions_karpathy.jsonl"
 CORPUS_EN = SHARED / "corpora" / "karpathy-en"
 
@@ -304,6 +310,10 @@ def main() -> None:
     pt = read_gold(QUESTIONS)
     figures["pt_questions"] = len(pt)
     _compare("pt", retriever, pt, figures)
+    if QUESTIONS_TERMS.exists():
+        terms = read_gold(QUESTIONS_TERMS)
+        figures["pt_terms_questions"] = len(terms)
+        _compare("pt_terms", retriever, terms, figures)
     _spelling("pt_spelling", retriever, pt, figures)
     _framing("pt_framed", retriever, pt, "pt", figures)
     _passages("pt_passages", retriever, embedder, pt, figures)
