@@ -132,3 +132,16 @@ def test_a_connective_left_hanging_before_the_citation_goes() -> None:
     kept = with_substance("A derivada de e^x é o próprio e^x, nada além disso [1].",
                           "a derivada de e^x é ela mesma?", passages, "pt")
     assert kept.text.endswith("nada além disso [1].")
+
+
+def test_a_greeting_or_a_sponsor_s_thanks_is_never_the_quote() -> None:
+    thin = "A soma dá -1/12 [1]."
+    greeting = with_substance(thin, "pq a soma 1+2+3+4+... da -1/12",
+                              ["🎵Música🎵 Bem-vindo de volta ao Lockdown Math."], "pt")
+    assert greeting.quoted is None and "Lockdown" not in greeting.text
+    outro = with_substance(
+        "O triângulo aparece [1].", "oq a torre de hanoi tem a ver com o triangulo de sierpinski",
+        ["Muito obrigado a todos que apoiam esses vídeos no Patreon. Contar em binário resolve "
+         "a torre de Hanói, e os passos desenham o triângulo de Sierpinski."], "pt")
+    assert outro.quoted == 1
+    assert "Patreon" not in outro.text and "Contar em binário resolve" in outro.text
