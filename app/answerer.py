@@ -38,8 +38,9 @@ from app.answer import (
 )
 from app.citations import MARKER_RE, EmbedFn, cite, cited_numbers, sentence_spans, video_link
 from app.course import CourseCheck
-from app.evidence import Gate, check_passages, features, passage_block
+from app.evidence import Decision, Gate, check_passages, features, passage_block
 from app.llm import LLMError
+from app.locate import asks_where, where_answer
 from app.substance import MIN_NEW_WORDS, with_substance
 from corpus.context import (
     CONTEXT_CHARS,
@@ -387,6 +388,9 @@ class Answerer:
                         confidence=conf, reason=decision.reason, timings=timings)
             return
         chosen = [passages[i] for i in decision.order]
+        if asks_where(question):
+            yield from self._where(question, lang, chosen, moments, decision, timings)
+            return
         messages = gated_messages(question, chosen, lang)
         t0 = time.perf_counter()
         first: float | None = None
@@ -442,6 +446,23 @@ class Answerer:
         yield Reply(question, lang, "gated", moments, answer, True, confidence=round(conf, 4),
                     sentences=checks, reason=decision.reason, timings=timings,
                     contexts=[p.text for p in chosen], quoted=quoted)
+
+    def _where(self, question: str, lang: Lang, chosen: Sequence[Passage],
+               moments: list[Moment], decision: Decision, timings: dict[str, float]
+               ) -> Iterator[str | Reply]:
+        """A question that asks which lecture or minute (``app.locate``) gets the moment,
+        named and linked, and how its passage begins: nothing generated, nothing to check."""
+        text = where_answer(chosen, lang)
+        yield text
+        cite_hits = [replace(p.as_hit(), answer_start=p.answer_start) for p in chosen]
+        text, citations = cite(text, cite_hits)
+        answer = Answer(text, citations, True, getattr(self.llm, "model_id", ""), lang,
+                        dict(timings), len(chosen))
+        sure = decision.p_covered if decision.p_covered is not None else decision.best_p
+        yield Reply(question, lang, "gated", list(moments), answer, True,
+                    confidence=None if sure is None else round(sure, 4),
+                    reason=f"{decision.reason}; asks where: the moment, nothing generated",
+                    timings=timings, contexts=[p.text for p in chosen])
 
     def _postcheck(self, text: str, passages: Sequence[Passage]) -> list[SentenceCheck]:
         """Each cited sentence against the passages it cites (first-token P(SIM))."""

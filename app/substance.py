@@ -200,24 +200,25 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
         return Substance(body if changed else text.strip(), added, dropped)
     cited = [n for n in cited_numbers(text) if 1 <= n <= len(passages)]
     n = cited[0] if cited else 1
-    words = without_boilerplate(passages[n - 1])
-    if not words:  # nothing but a greeting or a sponsor's thanks: no quote is better
+    spoken = without_boilerplate(passages[n - 1])
+    if not spoken:  # nothing but a greeting or a sponsor's thanks: no quote is better
         return Substance(body if changed else text.strip(), added, dropped)
-    quote = _LEAD.get(lang, _LEAD["pt"]).format(text=cut(words, quote_chars), n=n)
+    quote = _LEAD.get(lang, _LEAD["pt"]).format(text=cut(spoken, quote_chars), n=n)
     return Substance(f"{body} {quote}".strip(), added, dropped, n)
 
 
+_CUE_RE = re.compile(r"🎵[^🎵]{0,20}🎵|🎵|\[(?:música|music|aplausos|applause|risos|laughter)\]",
+                     re.IGNORECASE)
 _BOILERPLATE_RE = re.compile(
-    r"🎵|\[(?:música|music|aplausos|applause|risos|laughter)\]|patreon|patrocinad|"
-    r"patrocinador|sponsor|inscrev|subscribe|bem-vindos? de volta|welcome back|"
-    r"^\W*(?:obrigad[oa]s?|thanks?(?: you)?)\W*$", re.IGNORECASE)
+    r"patreon|patrocinad|patrocinador|sponsor|inscrev|subscribe|bem-vindos? de volta|"
+    r"welcome back|^\W*(?:obrigad[oa]s?|thanks?(?: you)?)\W*$", re.IGNORECASE)
 
 
 def without_boilerplate(passage: str) -> str:
     """``passage`` without the sentences a video says around its subject (music cues, a
     greeting, a sponsor's or the supporters' thanks, a plea to subscribe): a quote of "🎵Música🎵
     Bem-vindo de volta ao Lockdown Math." answers nothing."""
-    text = squash(passage)
+    text = squash(_CUE_RE.sub(" ", passage))
     kept = [text[a:b] for a, b in sentence_spans(text)
             if not _BOILERPLATE_RE.search(text[a:b])]
     return " ".join(kept)

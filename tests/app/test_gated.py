@@ -121,6 +121,28 @@ def test_moment_link_opens_where_the_answering_sentence_starts(service: str) -> 
     assert cite["url"].endswith(f"t={int(m['answer_start'])}")
 
 
+def test_a_question_asking_where_gets_the_moment_without_generation(
+    service: str, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.requests.clear()
+    body = ask(service, "em que parte do vídeo ele explica a vantagem da ReLU?").json()
+    assert body["covered"] is True
+    assert not [r for r in fake_llm.chat_requests if r.get("stream")]  # nothing generated
+    m, cite = body["moments"][0], body["citations"][0]
+    at = int(m["answer_start"])
+    # the lecture named, the second the link opens, and how the passage begins
+    assert body["answer"].startswith(f"Isso está em «{m['title']}», a partir de "
+                                     f"{at // 60}:{at % 60:02d} [1].")
+    assert "O trecho começa assim: “" in body["answer"]
+    assert cite["url"].endswith(f"t={at}")
+    assert "asks where" in body["reason"]
+    # asked what, not where: the generator writes the answer
+    fake_llm.requests.clear()
+    assert "Isso está em" not in ask(service, "Qual a vantagem da ReLU sobre a sigmoid?"
+                                     ).json()["answer"]
+    assert [r for r in fake_llm.chat_requests if r.get("stream")]
+
+
 def test_unsupported_sentences_are_marked_and_lower_the_confidence(service: str) -> None:
     body = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
     verdicts = {s["text"].split(" [")[0]: s["supported"] for s in body["sentences"]}
