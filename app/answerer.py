@@ -41,7 +41,7 @@ from app.course import CourseCheck
 from app.evidence import Decision, Gate, check_passages, features, passage_block
 from app.llm import LLMError
 from app.locate import asks_where, where_answer
-from app.substance import MIN_NEW_WORDS, with_substance
+from app.substance import MIN_NEW_WORDS, quoted_spans, with_substance
 from corpus.context import (
     CONTEXT_CHARS,
     PASSAGE_CHARS,
@@ -469,7 +469,10 @@ class Answerer:
         from eval.claims import SUPPORT_AT, claim_messages, yes_probability
 
         out: list[SentenceCheck] = []
+        quotes = quoted_spans(text)
         for a, b in sentence_spans(text):
+            if any(a < qb and qa < b for qa, qb in quotes):
+                continue  # the lecture's own words, quoted: nothing to confirm
             sentence = text[a:b]
             cites = [n for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
             claim = squash(MARKER_RE.sub("", sentence))

@@ -53,6 +53,12 @@ _LEAD = {
 }
 
 
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` quotes, between “ and ” (``with_substance``'s quote of the lecture,
+    ``app.locate``'s): the lecture's own words, which no post-check should mark unconfirmed."""
+    return [m.span() for m in re.finditer(r"“[^”]*”", text)]
+
+
 @dataclass(frozen=True)
 class Substance:
     """What was made of an answer: its text, how many content words it adds to the question,

@@ -162,6 +162,8 @@ def test_an_answer_that_only_restates_the_question_quotes_the_lecture(service: s
     assert len(quoted) > 100 and quoted[:60] in body["moments"][0]["snippet"]
     assert "relu" in quoted.lower()
     assert cite["url"].endswith(f"t={int(body['moments'][0]['answer_start'])}")
+    # the lecture's own words are not put to the post-check, so never marked unconfirmed
+    assert not [s for s in body["sentences"] if s["text"].strip("“”… ")[:40] in quoted]
     normal = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
     assert normal["quoted"] is None and normal["answer"].startswith("A ReLU devolve")
 
