@@ -40,7 +40,7 @@ from app.citations import MARKER_RE, EmbedFn, cite, cited_numbers, sentence_span
 from app.course import CourseCheck
 from app.evidence import Decision, Gate, check_passages, features, passage_block
 from app.llm import LLMError
-from app.locate import asks_where, where_answer
+from app.locate import asks_where, where_answer, where_topic
 from app.substance import MIN_NEW_WORDS, quoted_spans, with_substance
 from corpus.context import (
     CONTEXT_CHARS,
@@ -348,7 +348,9 @@ class Answerer:
             return
         if self.course is not None and self.embed is not None:
             t0 = time.perf_counter()
-            about_course, p = self.course.is_course(self.embed([query], "query")[0])
+            # "em qual aula ele explica X?" is read as "X?": "aula" is a course word too
+            topic = where_topic(query) if asks_where(question) else query
+            about_course, p = self.course.is_course(self.embed([topic], "query")[0])
             timings["course_check"] = time.perf_counter() - t0
             if about_course:
                 moments = [_hit_moment(h) for h in hits[: max(1, self.candidates)]]

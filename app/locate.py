@@ -26,6 +26,7 @@ _WHO = r"(?:ele|ela|o professor|o prof|a professora|a prof|o cara|a aula|o video
 _VERB = (r"(?:fala|falam|falou|explica|explicam|explicou|mostra|mostrou|ensina|ensinou|aborda|"
          r"trata|comenta|cita|aparece|apresenta|demonstra|deriva|faz|resolve|tem)")
 _ASK = r"(?:(?:em|a partir de|de|no|na) )?(?:que|q|qual|quais) "
+_VERB_EN = r"(?:explains?|covers?|talks?(?: about)?|shows?|discuss(?:es)?|derives?|mentions?)"
 _WHERE_PT = re.compile(
     # "em que minuto", "qual trecho": only a video has those
     rf"\b{_ASK}(?:minuto|minutos|trecho)\b"
@@ -67,6 +68,27 @@ def asks_where(question: str) -> bool:
     """Whether ``question`` asks which lecture or which moment (not what or why)."""
     folded = " ".join(_fold(question).split())
     return bool(_WHERE_PT.search(folded) or _WHERE_EN.search(folded))
+
+
+_AFTER = re.compile(
+    rf"\s*(?:(?:do|da|de) {_MEDIA}\s*)?(?:(?:que )?{_WHO}\s+)?(?:(?:{_VERB}|{_VERB_EN})\s*)?"
+    r"(?:(?:sobre|de|do|da|dos|das|a|o|os|as|about|the)\s+){0,2}")
+
+
+def where_topic(question: str) -> str:
+    """``question`` without its asking where: "em qual aula ele explica o que é um
+    autovetor?" -> "o que é um autovetor?". The course-question check reads this: "aula" and
+    "vídeo" are its words too, and it took 5 of 9 such questions for questions about the course
+    ("em que aula vai ser a prova?" keeps "vai ser a prova?", and is still one)."""
+    folded = _fold(question)
+    if len(folded) != len(question):  # not composed: work on the folded text
+        question = folded
+    m = _WHERE_PT.search(folded) or _WHERE_EN.search(folded)
+    if m is None:
+        return question
+    tail = _AFTER.match(folded, m.end())
+    end = tail.end() if tail else m.end()
+    return " ".join(f"{question[:m.start()]} {question[end:]}".split())
 
 
 def clock(seconds: float) -> str:

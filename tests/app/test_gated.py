@@ -136,6 +136,9 @@ def test_a_question_asking_where_gets_the_moment_without_generation(
     assert "O trecho começa assim: “" in body["answer"]
     assert cite["url"].endswith(f"t={at}")
     assert "asks where" in body["reason"]
+    # "aula" is a course word too: the course check reads what is asked about, not "em qual aula"
+    lecture = ask(service, "em qual aula ele explica a vantagem da ReLU?").json()
+    assert lecture["covered"] is True and lecture["answer"].startswith("Isso está em «")
     # asked what, not where: the generator writes the answer
     fake_llm.requests.clear()
     assert "Isso está em" not in ask(service, "Qual a vantagem da ReLU sobre a sigmoid?"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.locate import asks_where, clock, where_answer
+from app.locate import asks_where, clock, where_answer, where_topic
 from corpus.context import Passage
 from corpus.models import Hit
 
@@ -38,6 +38,17 @@ def test_questions_about_the_video_ask_where(question: str) -> None:
 ])
 def test_questions_about_the_subject_do_not(question: str) -> None:
     assert not asks_where(question)
+
+
+@pytest.mark.parametrize(("question", "topic"), [
+    ("em qual aula ele explica a vantagem da ReLU?", "vantagem da ReLU?"),
+    ("em que parte do vídeo ele fala sobre a regra da cadeia", "regra da cadeia"),
+    ("which lecture covers backpropagation?", "backpropagation?"),
+    ("em que aula vai ser a prova?", "vai ser a prova?"),
+    ("o que é um autovetor?", "o que é um autovetor?"),
+])
+def test_the_topic_of_a_where_question_is_what_it_asks_about(question: str, topic: str) -> None:
+    assert where_topic(question) == topic
 
 
 def _passage(lecture: str, title: str, start: float, answer_start: float, text: str) -> Passage:
