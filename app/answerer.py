@@ -467,8 +467,15 @@ class Answerer:
                     timings=timings, contexts=[p.text for p in chosen])
 
     def _postcheck(self, text: str, passages: Sequence[Passage]) -> list[SentenceCheck]:
-        """Each cited sentence against the passages it cites (first-token P(SIM))."""
+        """Each answer sentence against the passages it cites (first-token P(SIM)); one that
+        cites none, against each passage the generator read, the best P counting (the
+        generator often leaves its first, central sentence uncited: "O bitcoin evita gasto
+        duplo porque ..."). The lecture's words it quotes are not checked."""
         from eval.claims import SUPPORT_AT, claim_messages, yes_probability
+
+        def ask(block: str, claim: str) -> float | None:
+            reply, probs = self.llm.first_token(claim_messages(claim, block))
+            return yes_probability(reply, probs)
 
         out: list[SentenceCheck] = []
         quotes = quoted_spans(text)
@@ -478,14 +485,18 @@ class Answerer:
             sentence = text[a:b]
             cites = [n for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
             claim = squash(MARKER_RE.sub("", sentence))
-            if not cites or len(claim) < 12:
+            if len(claim) < 12 or not passages:
                 out.append(SentenceCheck(sentence, cites, None, None))
                 continue
-            texts = [passages[n - 1].text for n in cites]
-            block = passage_block(texts[0]) if len(texts) == 1 else numbered(
-                texts, sum(len(t) for t in texts) + 50)
-            reply, probs = self.llm.first_token(claim_messages(claim, block))
-            p = yes_probability(reply, probs)
+            if cites:
+                texts = [passages[n - 1].text for n in cites]
+                block = passage_block(texts[0]) if len(texts) == 1 else numbered(
+                    texts, sum(len(t) for t in texts) + 50)
+                p = ask(block, claim)
+            else:  # each passage on its own: the server's cache has read each already
+                ps = [x for x in (ask(passage_block(q.text), claim) for q in passages)
+                      if x is not None]
+                p = max(ps) if ps else None
             out.append(SentenceCheck(sentence, cites, None if p is None else round(p, 4),
                                      None if p is None else p >= SUPPORT_AT))
         return out
@@ -513,5 +524,9 @@ def _cite_all(text: str) -> str:
 
 
 def _drop_unsupported(text: str, checks: Sequence[SentenceCheck]) -> str:
-    keep = [c.text for c in checks if c.supported is not False]
-    return re.sub(r"[ \t]+\n", "\n", " ".join(keep)).strip()
+    """``text`` without the sentences the post-check found unsupported; everything else
+    (a quote of the lecture, which is not checked, included) stays as it was."""
+    for c in checks:
+        if c.supported is False:
+            text = text.replace(c.text, "", 1)
+    return re.sub(r"[ \t]{2,}", " ", re.sub(r"[ \t]+\n", "\n", text)).strip()

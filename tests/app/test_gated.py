@@ -34,6 +34,8 @@ def responder(messages: list[dict]) -> str:
         return "NÃO@0.9" if "lua" in user.lower() else "SIM@0.95"
     if "tão usada" in user:  # the small model's habit: the question handed back, cited
         return "A ReLU é tão usada hoje [1]."
+    if "quem inventou" in user.lower():  # the central claim left uncited
+        return "A ReLU foi inventada na lua. A ReLU devolve o máximo entre zero e a entrada [1]."
     return "A ReLU devolve o máximo entre zero e a entrada [1]. A ReLU foi inventada na lua [1]."
 
 
@@ -152,6 +154,24 @@ def test_unsupported_sentences_are_marked_and_lower_the_confidence(service: str)
     assert verdicts["A ReLU devolve o máximo entre zero e a entrada"] is True
     assert verdicts["A ReLU foi inventada na lua"] is False
     assert 0 < body["confidence"] < 0.9
+
+
+def test_a_sentence_citing_nothing_is_checked_against_every_passage_read(service: str) -> None:
+    body = ask(service, "Quem inventou a ReLU e o que ela devolve?").json()
+    verdicts = {s["text"].split(" [")[0].rstrip("."): (s["cites"], s["supported"])
+                for s in body["sentences"]}
+    assert verdicts["A ReLU foi inventada na lua"] == ([], False)  # marked on the page
+    assert verdicts["A ReLU devolve o máximo entre zero e a entrada"] == ([1], True)
+
+
+def test_dropping_unsupported_sentences_keeps_the_quote() -> None:
+    from app.answerer import SentenceCheck, _drop_unsupported
+
+    text = ("A ReLU foi inventada na lua [1]. Trecho da aula que responde: “A ReLU devolve o "
+            "máximo. Ela é simples.” [1]")
+    checks = [SentenceCheck("A ReLU foi inventada na lua [1].", [1], 0.1, False)]
+    assert _drop_unsupported(text, checks) == (
+        "Trecho da aula que responde: “A ReLU devolve o máximo. Ela é simples.” [1]")
 
 
 def test_an_answer_that_only_restates_the_question_quotes_the_lecture(service: str) -> None:
