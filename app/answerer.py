@@ -468,7 +468,7 @@ class Answerer:
 
     def _postcheck(self, text: str, passages: Sequence[Passage]) -> list[SentenceCheck]:
         """Each answer sentence against the passages it cites (first-token P(SIM)); one that
-        cites none, against each passage the generator read, the best P counting (the
+        cites none, against the passages the generator read until one confirms it (the
         generator often leaves its first, central sentence uncited: "O bitcoin evita gasto
         duplo porque ..."). The lecture's words it quotes are not checked."""
         from eval.claims import SUPPORT_AT, claim_messages, yes_probability
@@ -493,9 +493,16 @@ class Answerer:
                 block = passage_block(texts[0]) if len(texts) == 1 else numbered(
                     texts, sum(len(t) for t in texts) + 50)
                 p = ask(block, claim)
-            else:  # each passage on its own: the server's cache has read each already
-                ps = [x for x in (ask(passage_block(q.text), claim) for q in passages)
-                      if x is not None]
+            else:  # each passage on its own (the server's cache has read each already),
+                # until one confirms it: one call for most sentences, every passage for a
+                # sentence none confirms
+                ps: list[float] = []
+                for q in passages:
+                    x = ask(passage_block(q.text), claim)
+                    if x is not None:
+                        ps.append(x)
+                        if x >= SUPPORT_AT:
+                            break
                 p = max(ps) if ps else None
             out.append(SentenceCheck(sentence, cites, None if p is None else round(p, 4),
                                      None if p is None else p >= SUPPORT_AT))
