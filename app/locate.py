@@ -77,7 +77,7 @@ _AFTER = re.compile(
 
 def where_topic(question: str) -> str:
     """``question`` without its asking where: "em qual aula ele explica o que é um
-    autovetor?" -> "o que é um autovetor?". The course-question check reads this: "aula" and
+    autovetor?" -> "que é um autovetor?". The course-question check reads this: "aula" and
     "vídeo" are its words too, and it took 5 of 9 such questions for questions about the course
     ("em que aula vai ser a prova?" keeps "vai ser a prova?", and is still one)."""
     folded = _fold(question)

@@ -151,7 +151,8 @@ def _sentences(text: str, lang: str) -> list[str]:
 
 
 _DANGLING_RE = re.compile(
-    r"[,;:]?\s+(?:pois|porque|que|como|onde|quando|e|ou|mas|é|são|de|do|da|dos|das|por|para|"
+    # not "e": the number e ends sentences ("... é a base e [1].")
+    r"[,;:]?\s+(?:pois|porque|que|como|onde|quando|ou|mas|é|são|de|do|da|dos|das|por|para|"
     r"since|because|that|as|and|or|but|is|are|of|the|to)"
     rf"(?=(?:\s*{MARKER_RE.pattern})*\s*[.!?…]?\s*$)", re.IGNORECASE)
 

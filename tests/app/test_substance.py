@@ -132,6 +132,10 @@ def test_a_connective_left_hanging_before_the_citation_goes() -> None:
     kept = with_substance("A derivada de e^x é o próprio e^x, nada além disso [1].",
                           "a derivada de e^x é ela mesma?", passages, "pt")
     assert kept.text.endswith("nada além disso [1].")
+    # nor the number e ending a sentence
+    base = with_substance("A exponencial que é a própria derivada tem a base e [1].",
+                          "a derivada de e^x é ela mesma?", passages, "pt")
+    assert base.text.startswith("A exponencial que é a própria derivada tem a base e [1].")
 
 
 def test_a_greeting_or_a_sponsor_s_thanks_is_never_the_quote() -> None:
