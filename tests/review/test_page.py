@@ -56,6 +56,13 @@ def login(page, site: Site, name: str = "ana") -> None:  # type: ignore[no-untyp
     page.wait_for_selector("#item:not([hidden]), #empty:not([hidden])")
 
 
+def show_lecture(page, lecture: str, answer_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Filter the queue by ``lecture`` and wait until item ``answer_id`` is on screen."""
+    page.select_option("#f-lecture", lecture)
+    page.click("#apply-filters")
+    wait_for(page, f"document.getElementById('item-id').textContent === '{answer_id}'")
+
+
 def saved(page, label: str) -> None:  # type: ignore[no-untyped-def]
     wait_for(page,
         "(l) => document.getElementById('save-status').textContent.startsWith('Salvo: ' + l)",
@@ -205,9 +212,7 @@ def test_a_bad_video_link_never_mixes_one_item_with_another(site: Site, browser)
     page = browser.new_page(viewport=PHONE)
     login(page, site)
     page.uncheck("#f-unreviewed")
-    page.select_option("#f-lecture", lecture)
-    page.click("#apply-filters")
-    wait_for(page, f"document.getElementById('item-id').textContent === '{before}'")
+    show_lecture(page, lecture, before)
     assert page.input_value("#comment") == "anotação do vizinho"
     for answer_id, question in zip(bad, BAD_LINKS, strict=True):
         page.keyboard.press("j")
@@ -238,9 +243,7 @@ def test_the_instructor_sees_what_was_searched_for_a_question(site: Site, browse
     page = browser.new_page(viewport=PHONE)
     login(page, site)
     for lecture, answer_id in (("como-digitada", plain), ("traduzida", translated)):
-        page.select_option("#f-lecture", lecture)
-        page.click("#apply-filters")
-        wait_for(page, f"document.getElementById('item-id').textContent === '{answer_id}'")
+        show_lecture(page, lecture, answer_id)
         # as typed: nothing to add; translated: the instructor sees what was searched
         if answer_id == plain:
             assert not page.locator("#searched").is_visible()
@@ -264,9 +267,7 @@ def test_the_instructor_sees_why_an_answer_was_declined(site: Site, browser) -> 
     page = browser.new_page(viewport=PHONE)
     login(page, site)
     for lecture, answer_id in (("curso", declined), ("respondida", answered)):
-        page.select_option("#f-lecture", lecture)
-        page.click("#apply-filters")
-        wait_for(page, f"document.getElementById('item-id').textContent === '{answer_id}'")
+        show_lecture(page, lecture, answer_id)
         if answer_id == declined:
             assert page.inner_text("#auto-confidence") == "91% (recusou: pergunta sobre o curso)"
             assert page.inner_text("#auto-decision") == why
