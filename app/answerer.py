@@ -346,10 +346,11 @@ class Answerer:
             yield Reply(question, lang, "gated", [], self._declined(lang), False,
                         reason="no segments", timings=timings)
             return
+        where = asks_where(question)
         if self.course is not None and self.embed is not None:
             t0 = time.perf_counter()
             # "em qual aula ele explica X?" is read as "X?": "aula" is a course word too
-            topic = where_topic(query) if asks_where(question) else query
+            topic = where_topic(query) if where else query
             about_course, p = self.course.is_course(self.embed([topic], "query")[0])
             timings["course_check"] = time.perf_counter() - t0
             if about_course:
@@ -390,7 +391,7 @@ class Answerer:
                         confidence=conf, reason=decision.reason, timings=timings)
             return
         chosen = [passages[i] for i in decision.order]
-        if asks_where(question):
+        if where:
             yield from self._where(question, lang, chosen, moments, decision, timings)
             return
         messages = gated_messages(question, chosen, lang)
