@@ -15,7 +15,10 @@ def _windows_by(
 
     A window grows while it stays within ``window``; it always holds at least one cue, so a cue
     is never cut. The next window starts at the earliest cue whose tail up to the previous
-    window's end fits within ``overlap``.
+    window's end fits within ``overlap`` and that can still reach the cue after that end: a
+    window is never a slice of the one before it. (Before a cue too long to join, such as a
+    Whisper segment spanning minutes of music, each later start used to give another window
+    ending at the same cue, down to a few seconds and a few words.)
     """
     out: list[Window] = []
     n = len(cues)
@@ -29,7 +32,7 @@ def _windows_by(
         if j == n - 1:
             break
         k = i + 1
-        while k <= j and size(k, j) > overlap:
+        while k <= j and (size(k, j) > overlap or size(k, j + 1) > window):
             k += 1
         i = k
     return out

@@ -39,3 +39,19 @@ def test_token_windows_respect_the_budget() -> None:
     assert all(len(w.text.split()) <= 30 for w in ws)
     assert len(ws) > 5
     assert ws[1].start < ws[0].end  # consecutive windows overlap
+
+
+def test_no_window_is_a_slice_of_the_one_before_a_long_cue() -> None:
+    """Before a cue too long to join (minutes of music in one Whisper segment), the windows
+    used to shrink one cue at a time, all ending at the same cue: a few seconds and a few
+    words, which then ranked first for short questions."""
+    talk = [Cue(i * 4.0, i * 4.0 + 3.5, f"frase {i}") for i in range(8)]  # 0-31.5 s
+    music = Cue(32.0, 200.0, "música")
+    after = [Cue(200.0 + i * 10, 209.0 + i * 10, f"depois {i}") for i in range(20)]
+    ws = segment_by_time([*talk, music, *after], 120, 30)
+    for a, b in zip(ws, ws[1:], strict=False):
+        assert b.end > a.end, (a, b)  # each window reaches past the one before it
+    assert [w.text for w in ws if w.end == talk[-1].end] == [
+        " ".join(c.text for c in talk)]  # the talk before the music is one window
+    every = " ".join(w.text for w in ws)
+    assert all(c.text in every for c in [*talk, music, *after])
