@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.errors import InputError
+from corpus.jsonlines import read_objects
 
 DEFAULT_COURSE_FILE = Path(__file__).with_name("course.json")
 COURSE = "course logistics"
@@ -104,18 +105,7 @@ class CourseCheck:
 
 def read_labelled(path: Path, split: str | None = "fit") -> list[tuple[str, bool]]:
     """``labelled`` over a JSON Lines file; a bad line raises one error naming file and line."""
-    rows = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}, line {n}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InputError(f"{path}, line {n}: expected an object with question and kind")
-        rows.append(row)
-    return labelled(rows, split)
+    return labelled((row for _, row in read_objects(path)), split)
 
 
 def labelled(rows: Iterable[dict[str, Any]], split: str | None = "fit"

@@ -28,6 +28,7 @@ from typing import Any
 from app.answer import _fold
 from corpus.context import Passage, numbered
 from corpus.errors import InputError
+from corpus.jsonlines import read_objects
 from corpus.language import STOPWORDS, common_words, detect_language
 from corpus.rerank import ScoreReranker
 from eval.claims import SYSTEM, yes_probability
@@ -273,10 +274,7 @@ class GateSample:
 def read_samples(path: Path) -> tuple[list[GateSample], str]:
     """The gate samples stored by ``aula fit-gate --samples`` and the LLM they were measured
     with; a file that is not JSON Lines raises one error naming it."""
-    try:
-        rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not JSON lines: {exc}") from None
+    rows = [row for _, row in read_objects(path)]
     model = str(rows[0].get("model", "")) if rows else ""
     return [GateSample(**{k: v for k, v in r.items() if k != "model"}) for r in rows], model
 
@@ -425,11 +423,8 @@ def read_questions(path: Path, split: str | None = None) -> list[GateQuestion]:
     """JSON Lines of ``{id, question, answerable, split, lang, gold_lecture, gold_start,
     gold_end}``; a bad line raises one ValueError naming the file and line."""
     out: list[GateQuestion] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for n, raw in read_objects(path):
         try:
-            raw = json.loads(line)
             q = GateQuestion(
                 qid=str(raw["id"]), question=str(raw["question"]),
                 answerable=bool(raw["answerable"]), split=str(raw.get("split", "fit")),
@@ -438,14 +433,12 @@ def read_questions(path: Path, split: str | None = None) -> list[GateQuestion]:
                 gold_end=None if raw.get("gold_end") is None else float(raw["gold_end"]),
                 kind=str(raw.get("kind", "")),
             )
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}, line {n}: not JSON ({exc.msg})") from exc
         except KeyError as exc:
-            raise InputError(f"{path}, line {n}: missing field {exc.args[0]!r}") from exc
+            raise InputError(f"{path}: line {n}: missing field {exc.args[0]!r}") from exc
         except (TypeError, ValueError) as exc:
-            raise InputError(f"{path}, line {n}: {exc}") from exc
+            raise InputError(f"{path}: line {n}: {exc}") from exc
         if q.answerable and not q.gold_lecture:
-            raise InputError(f"{path}, line {n}: an answerable question needs gold_lecture")
+            raise InputError(f"{path}: line {n}: an answerable question needs gold_lecture")
         if split is None or q.split == split:
             out.append(q)
     return out

@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from corpus.errors import InputError
+from corpus.jsonlines import read_objects
 from eval.labels import normalise_label
 from eval.record import parse_timestamp
 
@@ -112,18 +113,7 @@ def load_questions(path: str | Path) -> pd.DataFrame:
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise QuestionsError(f"{path}: line {number} is not JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise QuestionsError(f"{path}: line {number} is not a JSON object")
-        rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame([row for _, row in read_objects(path, QuestionsError)])
 
 
 def _blank(value: Any) -> bool:

@@ -13,7 +13,6 @@ optional. Figures, per question averaged:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 
 from corpus.errors import InputError
 from corpus.fusion import Fusion, Ranking, fit
+from corpus.jsonlines import read_objects
 from corpus.models import Hit
 
 START_SLACK = 10.0
@@ -50,27 +50,22 @@ def read_gold(path: Path, *, split: str | None = None, lang: str | None = None
     """The answerable questions of ``path``; with ``split``, only those of that split (rows
     without a ``split`` field count as every split's); with ``lang``, of that language."""
     out: list[GoldQuestion] = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise GoldSetError(f"{path}:{n}: not JSON: {exc.msg}") from exc
-        if not isinstance(row, dict) or row.get("answerable") is False:
+    for n, row in read_objects(path, GoldSetError):
+        if row.get("answerable") is False:
             continue
         for key in ("question", "gold_lecture", "gold_start", "gold_end"):
             if key not in row:
-                raise GoldSetError(f"{path}:{n}: missing field {key!r}")
+                raise GoldSetError(f"{path}: line {n}: missing field {key!r}")
         try:
             q = GoldQuestion(str(row.get("id", n)), str(row["question"]),
                              str(row["gold_lecture"]), float(row["gold_start"]),
                              float(row["gold_end"]), str(row.get("lang", "")),
                              str(row.get("split", "")))
         except (TypeError, ValueError) as exc:
-            raise GoldSetError(f"{path}:{n}: gold_start and gold_end must be seconds") from exc
+            raise GoldSetError(
+                f"{path}: line {n}: gold_start and gold_end must be seconds") from exc
         if q.end <= q.start:
-            raise GoldSetError(f"{path}:{n}: gold_end must come after gold_start")
+            raise GoldSetError(f"{path}: line {n}: gold_end must come after gold_start")
         if (split is None or q.split in (split, "")) and (lang is None or q.lang == lang):
             out.append(q)
     return out

@@ -32,7 +32,7 @@ def test_a_bad_course_file_is_one_clear_error(tmp_path: Path) -> None:
         CourseCheck.load(tmp_path / "nope.json")
     lines = tmp_path / "qs.jsonl"
     lines.write_text('{"question": "a", "kind": "subject"}\n{oops\n')
-    with pytest.raises(InputError, match="qs.jsonl, line 2: not JSON"):
+    with pytest.raises(InputError, match="qs.jsonl: line 2: not JSON"):
         read_labelled(lines)
 
 
@@ -92,5 +92,5 @@ def test_fit_course_writes_a_check_the_service_loads(tmp_path: Path) -> None:
     failed = subprocess.run([sys.executable, "-m", "app.cli", "fit-course", str(bad), "--out",
                              str(tmp_path / "x.json")], cwd=root, capture_output=True,
                             text=True, env=env, check=False)
-    assert failed.returncode == 1 and "bad.jsonl, line 2: not JSON" in failed.stderr
+    assert failed.returncode == 1 and "bad.jsonl: line 2: not JSON" in failed.stderr
     assert not (tmp_path / "x.json").exists()

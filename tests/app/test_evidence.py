@@ -57,7 +57,7 @@ def test_a_students_everyday_words_do_not_count_against_coverage() -> None:
 def test_a_bad_question_line_is_named(tmp_path: Path) -> None:
     f = tmp_path / "q.jsonl"
     f.write_text('{"id": "a1", "question": "x", "answerable": false}\n{"id": "a2"}\n')
-    with pytest.raises(ValueError, match=r"q.jsonl, line 2: missing field 'question'"):
+    with pytest.raises(ValueError, match=r"q.jsonl: line 2: missing field 'question'"):
         read_questions(f)
     f.write_text('{"id": "a1", "question": "x", "answerable": true}\n')
     with pytest.raises(ValueError, match="line 1: an answerable question needs gold_lecture"):

@@ -87,7 +87,7 @@ def test_other_errors(tmp_path: Path) -> None:
         load_questions(_write(tmp_path / "c.csv", "id,question\n1,a\n1,b\n"))
     with pytest.raises(QuestionsError, match="several columns could be 'manual'"):
         load_questions(_write(tmp_path / "d.csv", "question,label,annotation\nq,C,C\n"))
-    with pytest.raises(QuestionsError, match="line 2 is not JSON"):
+    with pytest.raises(QuestionsError, match="e.jsonl: line 2: not JSON"):
         load_questions(_write(tmp_path / "e.jsonl", '{"question": "q"}\n{oops\n'))
     with pytest.raises(QuestionsError, match="unsupported"):
         load_questions(_write(tmp_path / "f.txt", "q"))
