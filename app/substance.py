@@ -10,7 +10,8 @@ passages had the answer; the student got nothing. So, pure functions over plain 
   said, is dropped, and one that loops (the same five words a third time) is cut there (a
   connective left hanging before the citation, ", pois [1].", goes too); so is
   a third sentence opening with the same five words as two before it (the loop across
-  sentences). A sentence cut at an ellipsis ("x^x^x^... converge") is judged whole, and a
+  sentences). A passage heading copied from the prompt ("Aula: TÍTULO (09:41–10:08)") goes
+  too. A sentence cut at an ellipsis ("x^x^x^... converge") is judged whole, and a
   citation written before its sentence ("[1] O log ...") moves to its end;
 - when what is left adds fewer than ``MIN_NEW_WORDS``, the answer gets the passage it cites
   (else the first), quoted, with its citation: the lecture's own words, which the claim
@@ -164,6 +165,19 @@ def undangle(sentence: str) -> str:
     return _DANGLING_RE.sub("", sentence, count=1)
 
 
+_CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?"
+_HEADER_RE = re.compile(
+    rf"(?:\[\d+\]\s*)?\b(?:Aula|Lecture):\s[^()\n]{{1,160}}?\s\({_CLOCK}\s*[–-]\s*{_CLOCK}\)"
+    rf"\s*(?:{MARKER_RE.pattern})?\s*")
+
+
+def unheader(text: str) -> str:
+    """``text`` without the passages' own headings the generator copied from its prompt
+    ("Aula: O problema mais difícil (09:41–10:08) [1] A resposta é ..." -> "A resposta é
+    ..."): the citation already names the lecture and the moment."""
+    return _HEADER_RE.sub("", text).strip()
+
+
 _SUBJECT = {"pt": "O trecho", "en": "Passage"}
 _LEADING_MARKERS_RE = re.compile(rf"^(?:\s*{MARKER_RE.pattern})+\s*")
 
@@ -179,6 +193,7 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
     (a loop inside a sentence cut off), and with the cited passage quoted when what is left
     adds fewer than ``min_new`` content words. ``passages``: the texts the answer's ``[n]``
     markers number (1-based)."""
+    text = unheader(text)
     asked = set(_words(question))
     kept: list[str] = []
     said: list[set[str]] = []

@@ -149,3 +149,20 @@ def test_a_greeting_or_a_sponsor_s_thanks_is_never_the_quote() -> None:
          "a torre de Hanói, e os passos desenham o triângulo de Sierpinski."], "pt")
     assert outro.quoted == 1
     assert "Patreon" not in outro.text and "Contar em binário resolve" in outro.text
+
+
+def test_a_passage_heading_copied_from_the_prompt_goes() -> None:
+    """The generator sometimes copies the prompt's "[1] Aula: TÍTULO (mm:ss–mm:ss)" into its
+    answer; the student reads the heading as a claim, and the post-check marks it."""
+    passages = ["Se o determinante é negativo, a orientação do espaço foi invertida.",
+                "O número esperado de pontos circulados é zero."]
+    raw = ("Aula: O determinante (03:42–04:10) [1] Um determinante negativo quer dizer que a "
+           "orientação do espaço foi invertida [1]. Lecture: Cross products (1:02:03 - 1:02:30) "
+           "A área do paralelogramo muda de sinal quando a orientação inverte [2].")
+    out = with_substance(raw, "determinante negativo significa oq?", passages, "pt")
+    assert out.text == ("Um determinante negativo quer dizer que a orientação do espaço foi "
+                        "invertida [1]. A área do paralelogramo muda de sinal quando a "
+                        "orientação inverte [2].")
+    # a sentence that names a lecture in its own words stays
+    kept = "Na aula sobre determinantes (a segunda), ele mostra a área mudando de sinal [1]."
+    assert with_substance(kept, "determinante negativo?", passages, "pt").text == kept
