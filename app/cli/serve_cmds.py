@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 
 from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
 
@@ -66,8 +67,11 @@ def ask(
         s = s.model_copy(update={"answer_strategy": strategy})
     try:
         body = AskIn(question=question, k=k, lectures=lecture or None)
-    except ValueError as exc:
-        typer.echo(f"erro: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}", err=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "question"
+        why = str(first["msg"]).removeprefix("Value error, ")  # pydantic's prefix says nothing
+        typer.echo(f"erro: {field}: {why}", err=True)
         raise typer.Exit(2) from exc
     with one_line_errors():
         services = build_services(s)

@@ -67,3 +67,14 @@ def test_ask_with_the_llm_down_prints_the_moments_and_exits_1(tmp_path: Path, sa
     body = json.loads(res.stdout)
     assert body["answer"] is None and body["moments"] and "Não consegui" in body["note"]
     assert "erro:" in res.stderr
+
+
+def test_a_question_that_cannot_be_asked_gets_one_line_naming_the_field(
+        tmp_path: Path, sample_index) -> None:  # type: ignore[no-untyped-def]
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": "http://127.0.0.1:9"}
+    empty = ask(["   "], env, tmp_path)
+    assert empty.returncode == 2
+    assert empty.stderr.strip() == "erro: question: the question is empty"
+    many = ask(["o que é ReLU?", "-k", "0"], env, tmp_path)
+    assert many.returncode == 2 and many.stderr.strip().startswith("erro: k: ")
+    assert "Value error" not in empty.stderr + many.stderr
