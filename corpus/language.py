@@ -54,18 +54,26 @@ def corpus_language(texts: Sequence[str], sample: int = 200) -> Lang:
     return "en" if votes["en"] > votes["pt"] else "pt"
 
 
+def word_counts_shipped(code: str) -> dict[str, int]:
+    """Word frequencies of language ``code`` ("pt", "en") from the lists pyspellchecker ships
+    (counted on film subtitles; no download), as written, accents kept."""
+    import gzip
+    import json
+    from importlib.resources import files
+
+    raw = files("spellchecker").joinpath("resources", f"{code}.json.gz").read_bytes()
+    counts: dict[str, int] = json.loads(gzip.decompress(raw))
+    return counts
+
+
 @functools.cache
 def common_words(lang: Lang, n: int = 2000) -> frozenset[str]:
     """The ``n`` most frequent words of ``lang`` (accents folded), by the word frequencies
     pyspellchecker ships (counted on film subtitles: "acha", "errado", "jeito", "rápido"),
     read once per process (about 0.5 s)."""
-    import gzip
-    import json
     import unicodedata
-    from importlib.resources import files
 
-    raw = files("spellchecker").joinpath("resources", f"{lang}.json.gz").read_bytes()
-    counts: dict[str, int] = json.loads(gzip.decompress(raw))
+    counts = word_counts_shipped(lang)
     top = sorted(counts, key=lambda w: -counts[w])[:n]
     return frozenset("".join(ch for ch in unicodedata.normalize("NFD", w.lower())
                              if unicodedata.category(ch) != "Mn") for w in top)

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from corpus.bm25 import stopwords
-from corpus.language import Lang, corpus_language, detect_language
+from corpus.language import Lang, corpus_language, detect_language, word_counts_shipped
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -95,14 +95,9 @@ def dictionary_words(lang: Lang) -> frozenset[str]:
     """The words of ``lang`` and of English (students borrow English terms: "transformer",
     "resistor"), accents folded, from the word lists pyspellchecker ships (417,000 Portuguese
     words, 195,000 English), those of 5 letters or more; read once per process (0.85 s)."""
-    import gzip
-    import json
-    from importlib.resources import files
-
     words: set[str] = set()
     for code in dict.fromkeys((lang, "en")):
-        raw = files("spellchecker").joinpath("resources", f"{code}.json.gz").read_bytes()
-        words.update(fold(w) for w in json.loads(gzip.decompress(raw))
+        words.update(fold(w) for w in word_counts_shipped(code)
                      if len(w) >= Speller.MIN_LENGTH)  # shorter words are never corrected
     return frozenset(words)
 
