@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,8 @@ from pathlib import Path
 from corpus.models import Cue
 from corpus.readers.errors import TranscriptError, make_cue
 from corpus.readers.text import clean_caption, read_text
+
+log = logging.getLogger(__name__)
 
 _TIMESTAMP = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[.,](\d+))?")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -52,12 +55,23 @@ def blocks(text: str) -> Iterator[tuple[int, list[str]]]:
         yield first, current
 
 
-def timed_cue(path: Path, timing: str, line: int, body: list[str]) -> Cue | None:
-    """A cue from its timing line (at ``line``) and text lines; errors name the timing line."""
+def timed_cue(path: Path, timing: str, line: int, body: list[str],
+              previous_end: float | None = None) -> Cue | None:
+    """A cue from its timing line (at ``line``) and text lines; errors name the timing line.
+
+    A cue that ends before it starts, at the second the cue before it ends (``previous_end``),
+    is read as an instant and logged: auto-generated captions write such cues ("00:04:28,420 -->
+    00:04:28,020" after a cue ending at 00:04:28,020; 12 cues in 7 of the 189 Portuguese SRT
+    files of 3b1b-pt), and each used to reject its whole lecture. Any other inverted cue is an
+    error naming its line."""
     try:
         start, end = parse_timing(timing)
     except ValueError as exc:
         raise TranscriptError(path, str(exc), line=line) from exc
+    if end < start and previous_end is not None and abs(end - previous_end) < 0.0005:
+        log.warning("%s: line %d: cue ends at %g, before it starts, where the cue before it "
+                    "ends; read as an instant at %g", path, line, end, start)
+        end = start
     return make_cue(path, start, end, clean_caption("\n".join(body)), line=line)
 
 
@@ -81,5 +95,11 @@ def read(path: Path) -> list[Cue]:
                 f"expected a cue number or timing line, got {lines[0].strip()[:40]!r}",
                 line=number,
             )
-    cues = (timed_cue(path, timing, line, body) for timing, line, body in raw)
-    return [c for c in cues if c is not None]
+    cues: list[Cue] = []
+    previous_end: float | None = None
+    for timing, line, body in raw:
+        cue = timed_cue(path, timing, line, body, previous_end)
+        if cue is not None:
+            cues.append(cue)
+            previous_end = cue.end
+    return cues

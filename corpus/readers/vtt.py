@@ -17,6 +17,7 @@ def read(path: Path) -> list[Cue]:
     """Cues of a WebVTT file (a missing ``WEBVTT`` header is tolerated)."""
     path = Path(path)
     cues: list[Cue] = []
+    previous_end: float | None = None
     for i, (number, lines) in enumerate(blocks(read_text(path))):
         head = lines[0].strip()
         if i == 0 and _starts_with_word(head, "WEBVTT"):
@@ -24,9 +25,9 @@ def read(path: Path) -> list[Cue]:
         if any(_starts_with_word(head, word) for word in _SKIPPED_BLOCKS):
             continue
         if "-->" in lines[0]:
-            cue = timed_cue(path, lines[0], number, lines[1:])
+            cue = timed_cue(path, lines[0], number, lines[1:], previous_end)
         elif len(lines) > 1 and "-->" in lines[1]:
-            cue = timed_cue(path, lines[1], number + 1, lines[2:])
+            cue = timed_cue(path, lines[1], number + 1, lines[2:], previous_end)
         else:
             at = 1 if len(lines) > 1 else 0
             raise TranscriptError(
@@ -36,6 +37,7 @@ def read(path: Path) -> list[Cue]:
             )
         if cue is not None:
             cues.append(cue)
+            previous_end = cue.end
     return cues
 
 

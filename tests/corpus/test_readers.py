@@ -106,6 +106,29 @@ def test_srt_end_before_start_is_an_error(tmp_path: Path) -> None:
         read_cues(path)
 
 
+@pytest.mark.parametrize("ext", ["srt", "vtt"])
+def test_a_cue_ending_where_the_one_before_ends_is_read_as_an_instant(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, ext: str) -> None:
+    """Auto-generated captions write cues like "00:04:28,420 --> 00:04:28,020" after a cue
+    ending at 00:04:28,020: the lecture is read, that cue as an instant, and the line is logged.
+    An inverted cue that does not end where the one before ends is still an error."""
+    head = "WEBVTT\n\n" if ext == "vtt" else ""
+    sep = "." if ext == "vtt" else ","
+    body = (f"1\n00:04:21{sep}749 --> 00:04:28{sep}020\numa casa de 2, uma casa de 4\n\n"
+            f"2\n00:04:28{sep}420 --> 00:04:28{sep}020\nO ritmo da contagem é mais rápido\n\n"
+            f"3\n00:04:28{sep}420 --> 00:04:29{sep}540\nmas isso o torna mais perceptível.\n")
+    _, cues = read_cues(write(tmp_path / f"auto.{ext}", head + body))
+    assert [(c.start, c.end) for c in cues] == [(261.749, 268.02), (268.42, 268.42),
+                                                (268.42, 269.54)]
+    assert cues[1].text == "O ritmo da contagem é mais rápido"
+    line = 8 if ext == "vtt" else 6
+    assert f"auto.{ext}: line {line}: cue ends at 268.02, before it starts" in caplog.text
+    inverted = body.replace(f"28{sep}420 --> 00:04:28{sep}020", f"28{sep}420 --> 00:04:27{sep}000")
+    broken = write(tmp_path / f"broken.{ext}", head + inverted)
+    with pytest.raises(TranscriptError, match=f"line {line}: cue ends before it starts"):
+        read_cues(broken)
+
+
 def test_json_entry_missing_a_field_names_the_entry(tmp_path: Path) -> None:
     path = write(
         tmp_path / "talk.json",
