@@ -150,6 +150,20 @@ def _files(root: Path, patterns: list[re.Pattern[str]]) -> Iterator[tuple[Path, 
                 yield file, bool(patterns)
 
 
+def other_transcripts(path: Path) -> list[str]:
+    """The names of the other transcript-like files beside ``path`` (same folder, a known
+    extension, not a sidecar), sorted: what an operator could read instead of an empty or
+    misfiled transcript."""
+    folder = Path(path).parent
+    try:
+        names = sorted(f.name for f in folder.iterdir() if f.is_file())
+    except OSError:
+        return []
+    return [n for n in names
+            if n != Path(path).name and not n.startswith(".") and n.lower() not in SIDECAR_NAMES
+            and Path(n).suffix.lower() in FORMATS]
+
+
 def _lectures_in(
     file: Path, root: Path, wanted: bool, rows: dict[str, dict[str, str]]
 ) -> list[Found]:

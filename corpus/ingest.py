@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from corpus.discover import discover, load
+from corpus.discover import discover, load, other_transcripts
 from corpus.embed import Embedder
 from corpus.errors import InputError
 from corpus.index import IndexStore, empty_data, merge_lectures
@@ -55,6 +55,9 @@ class IngestSummary:
     repeated: list[dict[str, Any]] = field(default_factory=list)
     """Lectures read now whose sentences mostly repeat another lecture's (a transcript filed
     under the wrong lecture, or uploaded twice): students would be sent to either video."""
+    others: dict[str, list[str]] = field(default_factory=dict)
+    """For an empty or repeating transcript (by its path): the other transcript files in its
+    folder that were not read (``--include`` left them out), which may hold the lecture."""
     embedded: int = 0
     units_embedded: int = 0
     reused: int = 0
@@ -120,6 +123,7 @@ def ingest(
         if not cues:
             log.warning("%s: empty transcript, skipped", item.path)
             summary.empty.append(str(item.path))
+            _note_others(summary, item.path)
             continue
         windows = make_windows(cues, params, count_tokens)
         meta = {
@@ -169,15 +173,24 @@ def ingest(
                                     **vector_store.sync(new, progress=progress)}
     if new.cues is not None:
         summary.repeated = repeated_lectures(new.cues, set(updates))
+        sources = {lec["lecture_id"]: lec["source"] for lec in summary.lectures}
         for rep in summary.repeated:
             log.warning("%s repeats %s (%.0f%% of its sentences)", rep["lecture_id"],
                         rep["repeats"], 100 * rep["shared"])
+            if rep["lecture_id"] in sources:
+                _note_others(summary, Path(sources[rep["lecture_id"]]))
     summary.embedded = counts["embedded"]
     summary.units_embedded = counts.get("units_embedded", 0)
     summary.reused = counts["reused"]
     summary.total_segments = len(new.segments)
     summary.total_lectures = len(new.lectures)
     return summary
+
+
+def _note_others(summary: IngestSummary, path: Path) -> None:
+    others = other_transcripts(path)
+    if others:
+        summary.others[str(path)] = others
 
 
 REPEAT_SHARE = 0.8

@@ -89,6 +89,12 @@ def ingest(
         raise typer.Exit(1)
 
 
+def _others(summary, path: str) -> str:  # type: ignore[no-untyped-def]
+    """"; a pasta tem outras transcrições, não lidas: a.srt, b.srt" when it has."""
+    others = summary.others.get(path)
+    return f"; a pasta tem outras transcrições, não lidas: {', '.join(others)}" if others else ""
+
+
 def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
     echo = typer.echo
     for lec in summary.lectures:
@@ -96,11 +102,13 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
     for dup in summary.duplicates:
         echo(f"  {dup['lecture_id']}: lido {dup['read']}; ignorado "
              f"{', '.join(dup['skipped'])} (mesma aula, formato mais pobre)")
+    sources = {lec["lecture_id"]: lec["source"] for lec in summary.lectures}
     for rep in summary.repeated:
         echo(f"  aviso: {rep['lecture_id']} repete {rep['repeats']} "
-             f"({rep['shared']:.0%} das frases): confira se a transcrição é desta aula", err=True)
+             f"({rep['shared']:.0%} das frases): confira se a transcrição é desta aula"
+             f"{_others(summary, sources.get(rep['lecture_id'], ''))}", err=True)
     for path in summary.empty:
-        echo(f"  aviso: {path}: transcrição vazia, ignorada", err=True)
+        echo(f"  aviso: {path}: transcrição vazia, ignorada{_others(summary, path)}", err=True)
     for fail in summary.failed:
         echo(f"  falhou: {fail['error']}", err=True)
     echo(
