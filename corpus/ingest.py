@@ -54,7 +54,8 @@ class IngestSummary:
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     repeated: list[dict[str, Any]] = field(default_factory=list)
     """Lectures read now whose sentences mostly repeat another lecture's (a transcript filed
-    under the wrong lecture, or uploaded twice): students would be sent to either video."""
+    under the wrong lecture, or uploaded twice): students would be sent to either video. Each
+    carries the ``source`` file it was read from."""
     others: dict[str, list[str]] = field(default_factory=dict)
     """For an empty or repeating transcript (by its path): the other transcript files in its
     folder that were not read (``--include`` left them out), which may hold the lecture."""
@@ -178,7 +179,8 @@ def ingest(
             log.warning("%s repeats %s (%.0f%% of its sentences)", rep["lecture_id"],
                         rep["repeats"], 100 * rep["shared"])
             if rep["lecture_id"] in sources:
-                _note_others(summary, Path(sources[rep["lecture_id"]]))
+                rep["source"] = sources[rep["lecture_id"]]
+                _note_others(summary, Path(rep["source"]))
     summary.embedded = counts["embedded"]
     summary.units_embedded = counts.get("units_embedded", 0)
     summary.reused = counts["reused"]

@@ -102,11 +102,10 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
     for dup in summary.duplicates:
         echo(f"  {dup['lecture_id']}: lido {dup['read']}; ignorado "
              f"{', '.join(dup['skipped'])} (mesma aula, formato mais pobre)")
-    sources = {lec["lecture_id"]: lec["source"] for lec in summary.lectures}
     for rep in summary.repeated:
         echo(f"  aviso: {rep['lecture_id']} repete {rep['repeats']} "
              f"({rep['shared']:.0%} das frases): confira se a transcrição é desta aula"
-             f"{_others(summary, sources.get(rep['lecture_id'], ''))}", err=True)
+             f"{_others(summary, rep.get('source', ''))}", err=True)
     for path in summary.empty:
         echo(f"  aviso: {path}: transcrição vazia, ignorada{_others(summary, path)}", err=True)
     for fail in summary.failed:
