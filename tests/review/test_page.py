@@ -292,7 +292,11 @@ class Held:
                 return
             self.page.wait_for_timeout(50)
         held = [r.request.url for r in self.routes]
-        raise TimeoutError(f"no request to …{ending} was held (held: {held})")
+        page_state = self.page.evaluate(
+            "[document.activeElement && document.activeElement.tagName, state.loading, "
+            "state.want, state.index, state.queue.length]")
+        raise TimeoutError(f"no request to …{ending} was held (held: {held}; focus, loading, "
+                           f"want, index, queue: {page_state})")
 
     def stop(self) -> None:
         """Let the held requests through, the newest first (answers out of order), and hold
@@ -315,6 +319,11 @@ def test_fast_keys_never_show_a_stale_item(site: Site, browser) -> None:  # type
     page.click("#apply-filters")
     wait_for(page, "document.querySelectorAll('#queue li').length === 4")
     wait_for(page, f"document.getElementById('item-id').textContent === '{queue[0]}'")
+    # the filtered queue's first item is the one shown (not the first load's), and the keys go
+    # to the page, not to the filter form the mouse last touched
+    wait_for(page, "state.want === -1 && !state.loading && state.index === 0 && "
+                   f"state.item && state.item.id === {queue[0]}")
+    page.evaluate("document.activeElement && document.activeElement.blur()")
 
     def on_screen(answer_id: int, question: str) -> None:
         wait_for(page, f"document.getElementById('item-id').textContent === '{answer_id}'")
