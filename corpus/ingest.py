@@ -17,7 +17,13 @@ from corpus.errors import InputError
 from corpus.index import IndexStore, empty_data, merge_lectures
 from corpus.models import Cue, Window
 from corpus.readers.errors import TranscriptError
-from corpus.segment import segment_by_time, segment_by_tokens
+from corpus.segment import (
+    MIN_WINDOW_WORDS,
+    SPOKEN_SECONDS_PER_WORD,
+    believable_ends,
+    segment_by_time,
+    segment_by_tokens,
+)
 from corpus.units import UNIT_OVERLAP_SECONDS, UNIT_SECONDS, make_units
 
 log = logging.getLogger(__name__)
@@ -59,6 +65,10 @@ class IngestSummary:
     others: dict[str, list[str]] = field(default_factory=dict)
     """For an empty or repeating transcript (by its path): the other transcript files in its
     folder that were not read (``--include`` left them out), which may hold the lecture."""
+    stretched: list[dict[str, Any]] = field(default_factory=list)
+    """Transcripts with cues lasting far longer than their words take (``believable_ends``):
+    ``path``, how many ``cues``, and the longest one's ``start``, ``seconds`` and ``words``.
+    Their ends were cut, so that no window or citation spans the untranscribed minutes."""
     embedded: int = 0
     units_embedded: int = 0
     reused: int = 0
@@ -78,9 +88,9 @@ def make_windows(
         if count_tokens is None:
             raise InputError("token windows need the embedder's tokenizer")
         return segment_by_tokens(
-            cues, count_tokens, params.window_tokens, params.overlap_tokens or 0
-        )
-    return segment_by_time(cues, params.window_seconds, params.overlap_seconds)
+            cues, count_tokens, params.window_tokens, params.overlap_tokens or 0,
+            MIN_WINDOW_WORDS)
+    return segment_by_time(cues, params.window_seconds, params.overlap_seconds, MIN_WINDOW_WORDS)
 
 
 def ingest(
@@ -126,6 +136,9 @@ def ingest(
             summary.empty.append(str(item.path))
             _note_others(summary, item.path)
             continue
+        cues, stretched = believable_ends(cues)
+        if stretched:
+            _note_stretched(summary, item.path, stretched)
         windows = make_windows(cues, params, count_tokens)
         meta = {
             "lecture_id": item.meta.lecture_id, "title": item.meta.title, "url": item.meta.url,
@@ -187,6 +200,18 @@ def ingest(
     summary.total_segments = len(new.segments)
     summary.total_lectures = len(new.lectures)
     return summary
+
+
+def _note_stretched(summary: IngestSummary, path: Path, stretched: list[Cue]) -> None:
+    longest = max(stretched, key=lambda c: c.end - c.start)
+    note = {"path": str(path), "cues": len(stretched), "start": longest.start,
+            "seconds": round(longest.end - longest.start, 2),
+            "words": len(longest.text.split())}
+    summary.stretched.append(note)
+    log.warning("%s: %d cue(s) last far longer than their words take (the longest %.0f s for "
+                "%d words, from %.0f s); each now ends %.2f s a word after its start",
+                path, len(stretched), note["seconds"], note["words"], longest.start,
+                SPOKEN_SECONDS_PER_WORD)
 
 
 def _note_others(summary: IngestSummary, path: Path) -> None:

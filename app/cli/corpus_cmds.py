@@ -96,6 +96,8 @@ def _others(summary, path: str) -> str:  # type: ignore[no-untyped-def]
 
 
 def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
+    from app.locate import clock
+
     echo = typer.echo
     for lec in summary.lectures:
         echo(f"  {lec['lecture_id']}: {lec['segments']} segmentos ({lec['format']})")
@@ -108,6 +110,11 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
              f"{_others(summary, rep.get('source', ''))}", err=True)
     for path in summary.empty:
         echo(f"  aviso: {path}: transcrição vazia, ignorada{_others(summary, path)}", err=True)
+    for st in summary.stretched:
+        echo(f"  aviso: {st['path']}: {st['cues']} fala(s) duram muito mais que suas palavras "
+             f"(a maior, {st['seconds']:.0f} s para {st['words']} palavras, em "
+             f"{clock(st['start'])}); cortadas ao tempo de fala, sem cobrir os minutos sem "
+             "transcrição", err=True)
     for fail in summary.failed:
         echo(f"  falhou: {fail['error']}", err=True)
     echo(

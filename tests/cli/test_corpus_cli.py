@@ -136,3 +136,27 @@ def test_a_transcript_filed_under_two_lectures_is_reported(tmp_path: Path) -> No
     assert rep["shared"] == 1.0
     res = run("ingest", str(SAMPLES / "redes-neurais"), index=index)
     assert res.returncode == 0 and "repete" not in res.stderr  # other lectures: no warning
+
+
+def test_a_sentence_stretched_to_the_end_of_a_stream_is_cut_and_reported(tmp_path: Path) -> None:
+    """A live stream's captions whose last sentence lasts to the end of the video (3b1b-pt's
+    ldm-complex-numbers: 74 words from 18:47 to 1:22:10): the ingest says so, naming the file,
+    and no search result spans the untranscribed hour."""
+    lecture = tmp_path / "src" / "ao-vivo"
+    lecture.mkdir(parents=True)
+    sentences = [{"translatedText": f"A frase número {i} fala de números complexos e de rotações.",
+                  "start": str(i * 4.0), "end": str(i * 4.0 + 3.8)} for i in range(60)]
+    sentences.append({"translatedText": "Ok, parece que alguns de vocês vieram responder.",
+                      "start": "240.0", "end": "4930.37"})
+    (lecture / "sentence_translations.json").write_text(json.dumps(sentences), "utf-8")
+    index = tmp_path / "index"
+    res = run("ingest", str(tmp_path / "src"), index=index)
+    assert res.returncode == 0, res.stderr
+    assert "sentence_translations.json: 1 fala(s) duram muito mais que suas palavras" in res.stderr
+    assert "4690 s para 8 palavras, em 4:00" in res.stderr
+    res = run("ingest", str(tmp_path / "src"), "--json", index=index)
+    [note] = json.loads(res.stdout)["stretched"]
+    assert note["path"].endswith("sentence_translations.json") and note["words"] == 8
+    res = run("search", "alguns de vocês vieram responder", "-k", "5", "--json", index=index)
+    hits = json.loads(res.stdout)
+    assert hits and max(h["end"] for h in hits) < 300

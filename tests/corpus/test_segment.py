@@ -1,5 +1,11 @@
 from corpus.models import Cue
-from corpus.segment import segment_by_time, segment_by_tokens
+from corpus.segment import (
+    MIN_WINDOW_WORDS,
+    SPOKEN_SECONDS_PER_WORD,
+    believable_ends,
+    segment_by_time,
+    segment_by_tokens,
+)
 
 
 def cues(n: int, step: float = 10.0) -> list[Cue]:
@@ -55,3 +61,54 @@ def test_no_window_is_a_slice_of_the_one_before_a_long_cue() -> None:
         " ".join(c.text for c in talk)]  # the talk before the music is one window
     every = " ".join(w.text for w in ws)
     assert all(c.text in every for c in [*talk, music, *after])
+
+
+def test_a_sentence_stretched_to_the_end_of_a_stream_ends_when_its_words_do() -> None:
+    """3b1b-pt's Lockdown Math captions end with one sentence lasting to the end of the
+    stream (74 words from 18:47 to 1:22:10, the rest untranslated): its window spanned an hour,
+    and a citation of it linked the hour."""
+    talk = [Cue(i * 5.0, i * 5.0 + 4.5, "uma frase com oito palavras de fala normal")
+            for i in range(40)]  # 0-199.5 s, 1.6 words a second
+    last = Cue(200.0, 3600.0, " ".join(["palavra"] * 20))
+    kept, stretched = believable_ends([*talk, last])
+    assert stretched == [last]
+    assert kept[:-1] == talk  # cues at a speaking pace are left as they are
+    assert kept[-1].start == 200.0 and kept[-1].end == 200.0 + 20 * SPOKEN_SECONDS_PER_WORD
+    windows = segment_by_time(kept, 120, 30, MIN_WINDOW_WORDS)
+    assert max(w.end for w in windows) == kept[-1].end
+    assert all(w.end - w.start <= 120 for w in windows)
+
+
+def test_a_slow_cue_that_is_still_speech_is_kept() -> None:
+    """A long Whisper segment at a slow pace (40 s, 25 words) is believable."""
+    cue = Cue(10.0, 50.0, " ".join(["devagar"] * 25))
+    assert believable_ends([cue]) == ([cue], [])
+
+
+def test_a_greeting_alone_between_minutes_of_silence_joins_the_talk_after_it() -> None:
+    """A greeting before ten minutes of music was a window of its own: 7 words that ranked
+    first for questions they do not answer ('🎵Música🎵 Bem-vindo de volta ao Lockdown
+    Math.')."""
+    greeting = Cue(0.0, 5.0, "🎵Música🎵 Bem-vindo de volta ao Lockdown Math.")
+    talk = [Cue(600.0 + i * 5, 604.5 + i * 5, "hoje vamos falar sobre logaritmos e bases")
+            for i in range(60)]
+    plain = segment_by_time([greeting, *talk], 120, 30)
+    assert plain[0].text == greeting.text  # alone, without the join
+    windows = segment_by_time([greeting, *talk], 120, 30, MIN_WINDOW_WORDS)
+    assert all(len(w.text.split()) >= MIN_WINDOW_WORDS for w in windows)
+    assert windows[0].start == 0.0 and windows[0].text.startswith(greeting.text)
+    assert windows[0].text.count(greeting.text) == 1
+    assert windows[1:] == plain[2:]  # the windows after the join are as before
+    every = " ".join(w.text for w in windows)
+    assert every.count("Bem-vindo") == 1
+
+
+def test_a_short_last_window_joins_the_one_before_without_repeating_its_cues() -> None:
+    talk = [Cue(i * 10.0, i * 10.0 + 9, f"frase numero {i} com sete palavras aqui")
+            for i in range(12)]  # 0-119 s
+    tail = Cue(400.0, 403.0, "obrigado")
+    windows = segment_by_time([*talk, tail], 120, 30, MIN_WINDOW_WORDS)
+    assert windows[-1].end == 403.0
+    assert all(len(w.text.split()) >= MIN_WINDOW_WORDS for w in windows)
+    every = " ".join(w.text for w in windows)
+    assert every.count("obrigado") == 1 and every.count("frase numero 0 ") == 1
