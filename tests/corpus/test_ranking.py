@@ -169,6 +169,18 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     rw = QueryRewriter(accent_map(corpus))
     assert rw("pq a funcao sigmoide do neuronio?") == "por que a função sigmóide do neurônio?"
     assert rw("vc sabe oq é a matriz Q?") == "você sabe o que é a matriz Q?"
+    # functions as students write them, as the lectures say them
+    assert rw("pq a derivada de sen(x) é cos x") == (
+        "por que a derivada de seno(x) é cosseno x")
+    assert rw("de onde vem o ln 2 na derivada de 2^x") == (
+        "de onde vem o logaritmo natural 2 na derivada de 2 elevado a x")
+    # formulas as the lectures say them; a letter in a formula is a variable, not "não"
+    assert rw("pq 1+2+3+4+... da -1/12") == "por que 1 mais 2 mais 3 mais 4 mais ... da menos 1 sobre 12"
+    assert rw("pq a derivada de x² é 2x") == "por que a derivada de x ao quadrado é 2x"
+    assert rw("tipo x^n vira n.x^(n-1)? n entendi") == (
+        "tipo x elevado a n vira n.x elevado a (n-1)? não entendi")
+    assert rw("pq o n escolhe 4") == "por que o n escolhe 4"
+    assert rw("what is x^2 + 1?") == "what is x^2 + 1?"  # English questions: as typed
     # a phone keyboard gives the cedilla but not the tilde: still the corpus' word
     assert rw("a funçao do neurônio") == "a função do neurônio"
     assert "sigmoide" not in accent_map(["sigmóide uma vez só"])  # one-off spellings are not kept
