@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from corpus.errors import InputError
 from corpus.models import Cue, Window
 
-
 MIN_WINDOW_WORDS = 30
 """A window of fewer words is joined to its neighbour (``segment_by_time``'s ``min_words``)."""
 

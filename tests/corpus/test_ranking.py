@@ -175,7 +175,8 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     assert rw("de onde vem o ln 2 na derivada de 2^x") == (
         "de onde vem o logaritmo natural 2 na derivada de 2 elevado a x")
     # formulas as the lectures say them; a letter in a formula is a variable, not "não"
-    assert rw("pq 1+2+3+4+... da -1/12") == "por que 1 mais 2 mais 3 mais 4 mais ... da menos 1 sobre 12"
+    assert rw("pq 1+2+3+4+... da -1/12") == (
+        "por que 1 mais 2 mais 3 mais 4 mais ... da menos 1 sobre 12")
     assert rw("pq a derivada de x² é 2x") == "por que a derivada de x ao quadrado é 2x"
     assert rw("tipo x^n vira n.x^(n-1)? n entendi") == (
         "tipo x elevado a n vira n.x elevado a (n-1)? não entendi")
