@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, median, pct, report
+from bench.common import CORPUS_3B1B, OUT, ROOT, median, pct, ready, report
 
 QUESTIONS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
 INCLUDE = "**/portuguese/sentence_translations.json"
@@ -153,9 +153,7 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not CORPUS_3B1B.exists():
-        print("skip: ../shared/corpora/3b1b-pt not found")
+    if not ready(CORPUS_3B1B):
         return
     from dataclasses import replace
 

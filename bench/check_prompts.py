@@ -23,7 +23,7 @@ import os
 import time
 from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, env_int, median, report
+from bench.common import CORPUS_3B1B, OUT, ROOT, env_int, median, ready, report
 
 ITEMS = ROOT / "bench" / "data" / "judge_3b1b.jsonl"
 SHARED_CHECK = ("\n\nVerificação: a AFIRMAÇÃO abaixo é confirmada pelos trechos acima?\n"
@@ -52,9 +52,7 @@ def _items(split: str, n: int) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not CORPUS_3B1B.exists():
-        print("skip: ../shared/corpora/3b1b-pt not found")
+    if not ready(CORPUS_3B1B):
         return
     from tqdm import tqdm
 

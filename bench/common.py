@@ -49,5 +49,16 @@ def report(name: str, figures: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def ready(*corpora: Path) -> bool:
+    """Set up a benchmark run: models from local files only (``HF_HUB_OFFLINE``), and whether
+    the shared corpora it reads are there (a line saying which is missing when not)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    missing = [c for c in corpora if not c.exists()]
+    if missing:
+        print("skip: " + " or ".join(f"../shared/corpora/{c.name}" for c in missing)
+              + " not found")
+    return not missing
+
+
 def env_int(name: str, default: int) -> int:
     return int(os.environ.get(name, default))

@@ -18,12 +18,11 @@ has them, in the lectures' own language.
 from __future__ import annotations
 
 import json
-import os
 import time
 from contextlib import ExitStack
 from typing import Any
 
-from bench.common import CORPUS_3B1B, median, report
+from bench.common import CORPUS_3B1B, median, ready, report
 from bench.retrieval_quality import CORPUS_EN, DATA, INCLUDE, QUESTIONS, QUESTIONS_EN, _index
 
 SET = DATA / "questions_cross_language.jsonl"
@@ -88,9 +87,7 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not CORPUS_3B1B.exists() or not CORPUS_EN.exists():
-        print("skip: ../shared/corpora/3b1b-pt or karpathy-en not found")
+    if not ready(CORPUS_3B1B, CORPUS_EN):
         return
     from app.answerer import Answerer
     from app.config import Settings

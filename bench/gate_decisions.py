@@ -45,12 +45,11 @@ gate_decisions_items.jsonl.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from app.course import COURSE
 from app.evidence import check_passages
-from bench.common import CORPUS_3B1B, OUT, ROOT, report
+from bench.common import CORPUS_3B1B, OUT, ROOT, ready, report
 
 ANSWERS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
 GATE_SET = ROOT / "bench" / "data" / "gate_3b1b.jsonl"
@@ -176,9 +175,7 @@ def _rates(decided: list[tuple[str, bool]], prefix: str) -> dict[str, float]:
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not CORPUS_3B1B.exists():
-        print("skip: ../shared/corpora/3b1b-pt not found")
+    if not ready(CORPUS_3B1B):
         return
     from tqdm import tqdm
 

