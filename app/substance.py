@@ -167,7 +167,7 @@ def undangle(sentence: str) -> str:
 
 _CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?"
 _HEADER_RE = re.compile(
-    rf"(?:\[\d+\]\s*)?\b(?:Aula|Lecture):\s[^()\n]{{1,160}}?\s\({_CLOCK}\s*[–-]\s*{_CLOCK}\)"
+    rf"(?:\[\d+\]\s*)?\b(?:Aula|Lecture):\s[^\n]{{1,160}}?\s\({_CLOCK}\s*[–-]\s*{_CLOCK}\)"
     rf"\s*(?:{MARKER_RE.pattern})?\s*")
 
 

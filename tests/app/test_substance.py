@@ -163,6 +163,11 @@ def test_a_passage_heading_copied_from_the_prompt_goes() -> None:
     assert out.text == ("Um determinante negativo quer dizer que a orientação do espaço foi "
                         "invertida [1]. A área do paralelogramo muda de sinal quando a "
                         "orientação inverte [2].")
+    # a title with its own parentheses goes whole
+    titled = ("Aula: Por que fatiar um cone resulta em uma elipse (bela prova) (08:18–08:49) [1] "
+              "As duas esferas tocam o plano inclinado nos focos da elipse [1].")
+    assert with_substance(titled, "pq cortar um cone da elipse", passages, "pt").text == (
+        "As duas esferas tocam o plano inclinado nos focos da elipse [1].")
     # a sentence that names a lecture in its own words stays
     kept = "Na aula sobre determinantes (a segunda), ele mostra a área mudando de sinal [1]."
     assert with_substance(kept, "determinante negativo?", passages, "pt").text == kept
