@@ -13,9 +13,14 @@ passages had the answer; the student got nothing. So, pure functions over plain 
   sentences). A passage heading copied from the prompt ("Aula: TÍTULO (09:41–10:08)") goes
   too. A sentence cut at an ellipsis ("x^x^x^... converge") is judged whole, and a
   citation written before its sentence ("[1] O log ...") moves to its end;
-- when what is left adds fewer than ``MIN_NEW_WORDS``, the answer gets the passage it cites
-  (else the first), quoted, with its citation: the lecture's own words, which the claim
-  checker can confirm and the link opens at.
+- when what is left adds fewer than ``MIN_NEW_WORDS``, the answer gets the first passage
+  quoted, with its citation: the lecture's own words, which the claim checker can confirm and
+  the link opens at. The first is the one the answerer trusts most (the retriever's best of
+  those that passed the evidence check); the marker on an answer that says nothing is no
+  guide. Quoting the cited passage instead put the student at another minute of the lecture
+  for 1 of the 11 quoted answers on the answer bench's fitting questions (``questions_3b1b_dev``
+  and the fitting half of ``answers_3b1b``: the marker said [2], the first passage held the
+  gold span) and gained none.
 
 Content words are the search's: Portuguese stems, accents folded, stop words dropped
 (``corpus.bm25.tokenize``), so "autovetores" in the answer and "autovetor" in the question match.
@@ -190,9 +195,9 @@ def _opening(sentence: str, n: int = LOOP_WORDS) -> tuple[str, ...] | None:
 def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
                    *, min_new: int = MIN_NEW_WORDS, quote_chars: int = QUOTE_CHARS) -> Substance:
     """``text`` without the sentences that only restate ``question`` or an earlier sentence
-    (a loop inside a sentence cut off), and with the cited passage quoted when what is left
+    (a loop inside a sentence cut off), and with the first passage quoted when what is left
     adds fewer than ``min_new`` content words. ``passages``: the texts the answer's ``[n]``
-    markers number (1-based)."""
+    markers number (1-based), best first."""
     text = unheader(text)
     asked = set(_words(question))
     kept: list[str] = []
@@ -220,8 +225,7 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
     added = len(new_words(body, question))
     if added >= min_new or not passages:
         return Substance(body if changed else text.strip(), added, dropped)
-    cited = [n for n in cited_numbers(text) if 1 <= n <= len(passages)]
-    n = cited[0] if cited else 1
+    n = 1
     spoken = without_boilerplate(passages[n - 1])
     if not spoken:  # nothing but a greeting or a sponsor's thanks: no quote is better
         return Substance(body if changed else text.strip(), added, dropped)

@@ -13,12 +13,14 @@ PASSAGES = [
 QUESTION = "pq o numero de colisoes dos blocos da os digitos de pi"
 
 
-def test_a_restated_question_is_replaced_by_the_cited_passage() -> None:
+def test_a_restated_question_is_replaced_by_the_best_passage() -> None:
+    """The answer restates the question and cites [2]; the student gets the first passage,
+    the best, whatever the empty answer's marker said."""
     made = with_substance("O número de colisões dos blocos dá os dígitos de pi é [2].",
                           QUESTION, PASSAGES, "pt")
-    assert made.dropped == 1 and made.quoted == 2
-    assert made.text.startswith("Trecho da aula que responde: “A conservação da energia")
-    assert made.text.endswith("[2]")
+    assert made.dropped == 1 and made.quoted == 1
+    assert made.text.startswith("Trecho da aula que responde: “Se o primeiro bloco")
+    assert made.text.endswith("[1]")
 
 
 def test_an_answer_about_itself_says_nothing() -> None:
@@ -91,7 +93,7 @@ def test_a_restatement_cut_at_an_ellipsis_goes_whole() -> None:
     question = "pq a torre infinita x^x^x^... para de convergir quando x passa de e^(1/e)"
     made = with_substance("A torre infinita x^x^x^... para de convergir quando x passa de "
                           "e^(1/e) [2].", question, PASSAGES, "pt")
-    assert made.dropped == 1 and made.quoted == 2
+    assert made.dropped == 1 and made.quoted == 1
     assert made.text.startswith("Trecho da aula que responde:")  # no "A torre infinita x^x^x^..."
 
 
