@@ -417,16 +417,14 @@ class Answerer:
         cite_hits = [replace(h, answer_start=p.answer_start)
                      for h, p in zip(as_hits, chosen, strict=True)]
         raw = "".join(parts).strip()
-        text, citations = cite(raw, cite_hits, self.embed)
-        if not cited_numbers(text) and len(chosen) == 1:
-            text, citations = cite(_cite_all(text), cite_hits)
+        text, citations = self._cited(raw, cite_hits)
         quoted: int | None = None
         if self.min_new_words > 0:
             # an answer that only hands the question back gets the lecture's own words
             made = with_substance(text, f"{question} {query}", [p.text for p in chosen], lang,
                                   min_new=self.min_new_words)
             if made.text != text:
-                text, citations = cite(made.text, cite_hits)
+                text, citations = self._cited(made.text, cite_hits)
                 quoted = made.quoted
         t0 = time.perf_counter()
         checks: list[SentenceCheck] = []
@@ -449,6 +447,24 @@ class Answerer:
         yield Reply(question, lang, "gated", moments, answer, True, confidence=round(conf, 4),
                     sentences=checks, reason=decision.reason, timings=timings,
                     contexts=[p.text for p in chosen], quoted=quoted)
+
+    def _cited(self, text: str, hits: Sequence[Hit]) -> tuple[str, list[Any]]:
+        """``text`` with its markers cleaned and its uncited sentences cited by their closest
+        passage (``app.citations.cite``), and its citations. The generator read only these
+        passages, so an answer left with no marker at all came from them: each sentence is
+        then cited by the passage it is closest to, with no cosine floor (the one passage, when
+        there is one), and the post-check reads it against that passage. Before, "pq a serie
+        harmonica diverge ..." got a paragraph quoting a passage and no link: its only marker
+        stood before a passage heading it copied ("porque [1] Aula: Série Taylor (19:56–21:53)
+        diz que ..."), which goes with the heading."""
+        text, citations = cite(text, hits, self.embed)
+        if cited_numbers(text):
+            return text, citations
+        if len(hits) == 1:
+            return cite(_cite_all(text), hits)
+        if self.embed is not None:
+            return cite(text, hits, self.embed, threshold=-1.0)
+        return text, citations
 
     def _where(self, question: str, lang: Lang, chosen: Sequence[Passage],
                moments: list[Moment], decision: Decision, timings: dict[str, float]

@@ -34,6 +34,10 @@ def responder(messages: list[dict]) -> str:
         return "NÃO@0.9" if "lua" in user.lower() else "SIM@0.95"
     if "tão usada" in user:  # the small model's habit: the question handed back, cited
         return "A ReLU é tão usada hoje [1]."
+    if "sem colchetes" in user.lower():  # its one marker stands before a copied heading
+        return ("A ReLU devolve o máximo entre zero e a entrada porque [1] Aula: Redes neurais "
+                "(01:41–02:04) diz isso. Ela é mais fácil de treinar porque o gradiente não "
+                "desaparece para valores positivos.")
     if "quem inventou" in user.lower():  # the central claim left uncited
         return "A ReLU foi inventada na lua. A ReLU devolve o máximo entre zero e a entrada [1]."
     return "A ReLU devolve o máximo entre zero e a entrada [1]. A ReLU foi inventada na lua [1]."
@@ -162,6 +166,20 @@ def test_a_sentence_citing_nothing_is_checked_against_every_passage_read(service
                 for s in body["sentences"]}
     assert verdicts["A ReLU foi inventada na lua"] == ([], False)  # marked on the page
     assert verdicts["A ReLU devolve o máximo entre zero e a entrada"] == ([1], True)
+
+
+def test_an_answer_citing_nothing_gets_the_passages_it_came_from(service: str) -> None:
+    """The generator read two passages and its only marker stood before a passage heading it
+    copied, which goes with the heading: each sentence is then cited by the passage it is
+    closest to, so the student still gets a link, and the post-check reads it."""
+    body = ask(service, "O que a ReLU devolve? (resposta sem colchetes)").json()
+    assert body["covered"] is True and len(body["moments"]) >= 2
+    assert body["citations"], body["answer"]
+    assert all(s["cites"] for s in body["sentences"])
+    first = body["sentences"][0]
+    assert first["text"].startswith("A ReLU devolve") and first["supported"] is True
+    cited = body["moments"][first["cites"][0] - 1]
+    assert "devolve o máximo" in cited["snippet"]
 
 
 def test_dropping_unsupported_sentences_keeps_the_quote() -> None:
