@@ -38,7 +38,14 @@ from app.answer import (
 )
 from app.citations import MARKER_RE, EmbedFn, cite, cited_numbers, sentence_spans, video_link
 from app.course import CourseCheck
-from app.evidence import Decision, Gate, check_passages, features, passage_block
+from app.evidence import (
+    Decision,
+    Gate,
+    asks_nothing,
+    check_passages,
+    features,
+    passage_block,
+)
 from app.llm import LLMError
 from app.locate import asks_where, where_answer, where_topic
 from app.substance import MIN_NEW_WORDS, quoted_spans, with_substance
@@ -71,6 +78,12 @@ COURSE_QUESTION: dict[Lang, str] = {
     "en": "This looks like a question about the course itself (exams, grades, deadlines, "
           "materials, schedule), which the recorded lectures don't answer: ask the instructor or "
           "the teaching assistants. The closest moments are listed below.",
+}
+NO_SUBJECT: dict[Lang, str] = {
+    "pt": "A pergunta não diz sobre o que é: escreva o assunto, por exemplo “o que é um "
+          "autovetor?” ou “pq a derivada de x² é 2x?”.",
+    "en": "The question doesn't say what it is about: write the subject, for example “what is "
+          "an eigenvector?” or “why is the derivative of x² 2x?”.",
 }
 FAILED: dict[Lang, str] = {
     "pt": "Não consegui escrever a resposta agora ({why}). Os momentos das aulas que encontrei "
@@ -310,6 +323,14 @@ class Answerer:
         language): the evidence check reads the passages against it, and the answer is
         written in the question's own language."""
         lang = detect_language(question)
+        if asks_nothing(question):
+            # "?", "pq": nothing to search for, so no moments and nothing generated
+            why = "no subject in the question"
+            yield Moments([], False, why)
+            yield Reply(question, lang, self.strategy, [],
+                        Answer(NO_SUBJECT[lang], [], False, getattr(self.llm, "model_id", ""),
+                               lang), False, reason=why)
+            return
         if self.strategy == "direct":
             yield from self._direct(question, hits, lang)
         else:

@@ -89,6 +89,17 @@ _STUDENT_WORDS = frozenset(
 )
 
 
+def asks_nothing(question: str) -> bool:
+    """Whether ``question`` names no subject at all ("?", "pq", "oq é isso", "why?"): no word
+    beyond stop words and the words students frame a question with. ``term_coverage`` of such
+    a question is vacuous (1.0) and its retrieval scores look like a real question's, so the
+    gate let "?" and "pq" through to an answer about whatever window came first ("Porque a
+    fórmula quadrática mais simples é ótima, era assim que eu queria encerrar o stream")."""
+    stop = STOPWORDS["pt"] | STOPWORDS["en"]
+    words = re.findall(r"[a-z0-9]+", _fold(question))
+    return not any(w not in stop and w not in _STUDENT_WORDS for w in words)
+
+
 COMMON_WORDS = 2000
 """A Portuguese question's words among the language's 2,000 most frequent do not count in
 ``term_coverage`` (see there)."""

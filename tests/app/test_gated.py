@@ -219,6 +219,18 @@ def test_a_question_no_passage_answers_is_declined_with_moments(
     assert not [r for r in fake_llm.chat_requests if r.get("stream")]
 
 
+@pytest.mark.parametrize("question", ["?", "pq???", "oq é isso"])
+def test_a_question_naming_no_subject_asks_for_one(service: str, fake_llm: FakeLLMServer,
+                                                   question: str) -> None:
+    fake_llm.requests.clear()
+    body = ask(service, question).json()
+    assert body["covered"] is False and body["moments"] == [] and body["citations"] == []
+    assert body["answer"].startswith("A pergunta não diz sobre o que é")
+    assert fake_llm.requests == []  # nothing checked, nothing generated
+    # a short question with a subject is still answered
+    assert ask(service, "relu?").json()["covered"] is True
+
+
 def test_a_question_about_the_course_is_declined_before_the_evidence_check(
     service: str, fake_llm: FakeLLMServer
 ) -> None:
