@@ -444,8 +444,8 @@ class Answerer:
             # an answer that only hands the question back gets the lecture's own words
             made = with_substance(text, f"{question} {query}", [p.text for p in chosen], lang,
                                   min_new=self.min_new_words)
-            if made.text != text:
-                text, citations = self._cited(made.text, cite_hits)
+            if made.text != text:  # its sentences are cited already, or the lecture's quoted
+                text, citations = self._cited(made.text, cite_hits, attach=False)
                 quoted = made.quoted
         t0 = time.perf_counter()
         checks: list[SentenceCheck] = []
@@ -469,16 +469,20 @@ class Answerer:
                     sentences=checks, reason=decision.reason, timings=timings,
                     contexts=[p.text for p in chosen], quoted=quoted)
 
-    def _cited(self, text: str, hits: Sequence[Hit]) -> tuple[str, list[Any]]:
-        """``text`` with its markers cleaned and its uncited sentences cited by their closest
-        passage (``app.citations.cite``), and its citations. The generator read only these
-        passages, so an answer left with no marker at all came from them: each sentence is
-        then cited by the passage it is closest to, with no cosine floor (the one passage, when
-        there is one), and the post-check reads it against that passage. Before, "pq a serie
-        harmonica diverge ..." got a paragraph quoting a passage and no link: its only marker
-        stood before a passage heading it copied ("porque [1] Aula: Série Taylor (19:56–21:53)
-        diz que ..."), which goes with the heading."""
-        text, citations = cite(text, hits, self.embed)
+    def _cited(self, text: str, hits: Sequence[Hit], *, attach: bool = True
+               ) -> tuple[str, list[Any]]:
+        """``text`` with its markers cleaned and, with ``attach``, its uncited sentences cited by
+        their closest passage (``app.citations.cite``), and its citations. Without ``attach``
+        (the answer after ``with_substance``, whose quote of the lecture ends with its one
+        marker) the sentences inside a quote stay as the lecture said them.
+
+        The generator read only these passages, so an answer left with no marker at all came
+        from them: each sentence is then cited by the passage it is closest to, with no cosine
+        floor (the one passage, when there is one), and the post-check reads it against that
+        passage. Before, "pq a serie harmonica diverge ..." got a paragraph quoting a passage
+        and no link: its only marker stood before a passage heading it copied ("porque [1]
+        Aula: Série Taylor (19:56–21:53) diz que ..."), which goes with the heading."""
+        text, citations = cite(text, hits, self.embed if attach else None)
         if cited_numbers(text):
             return text, citations
         if len(hits) == 1:

@@ -197,6 +197,8 @@ def test_an_answer_that_only_restates_the_question_quotes_the_lecture(service: s
     assert body["covered"] is True and body["quoted"] == 1
     assert "A ReLU é tão usada hoje" not in body["answer"]  # the restatement is gone
     assert body["answer"].startswith("Trecho da aula que responde:")
+    # the lecture's words stand as said: one marker, after the closing quote
+    assert body["answer"].count("[") == 1 and body["answer"].endswith("” [1]")
     cite = body["citations"][0]
     quoted = body["answer"].split("“", 1)[1].split("”", 1)[0].rstrip("…")
     # the quote is the passage the citation names (the first moment), opened at its second
