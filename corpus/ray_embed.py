@@ -53,8 +53,13 @@ def start_ray(address: str, workers: int) -> bool:
 
 
 LOCAL_START_TRIES = 3
-"""Ray gives its raylet a fixed 30 s to register; on a busy machine (CPU shared with an LLM
-server, say) it can miss that once and start the next time."""
+"""Ray gives its raylet a fixed 30 s to register, and its GCS server a fixed wait to write its
+port; on a busy machine (CPU shared with an LLM server, say) either can miss that once and start
+the next time."""
+
+_SLOW_START = ("timed out during startup", "Timed out waiting for file")
+"""What Ray says when its raylet, or its GCS server (".../gcs_server_port_..."), started too
+slowly."""
 
 
 def _start_local(ray: Any, workers: int) -> None:
@@ -64,13 +69,14 @@ def _start_local(ray: Any, workers: int) -> None:
                      configure_logging=False)
             return
         except Exception as exc:  # Ray raises a bare Exception for a slow raylet start
-            if "timed out during startup" not in str(exc):
+            if not any(sign in str(exc) for sign in _SLOW_START):
                 raise
             ray.shutdown()
             if attempt == LOCAL_START_TRIES:
                 raise RayUnavailable(
                     f"Ray did not start on this machine in {LOCAL_START_TRIES} tries (its raylet "
-                    f"took over 30 s each time; is the CPU overloaded?): {exc}") from exc
+                    f"or GCS server was too slow each time; is the CPU overloaded?): {exc}"
+                ) from exc
             log.warning("Ray's raylet did not start in time (try %d of %d); trying again",
                         attempt, LOCAL_START_TRIES)
 
