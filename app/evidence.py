@@ -95,9 +95,15 @@ def asks_nothing(question: str) -> bool:
     a question is vacuous (1.0) and its retrieval scores look like a real question's, so the
     gate let "?" and "pq" through to an answer about whatever window came first ("Porque a
     fórmula quadrática mais simples é ótima, era assim que eu queria encerrar o stream")."""
-    stop = STOPWORDS["pt"] | STOPWORDS["en"]
-    words = re.findall(r"[a-z0-9]+", _fold(question))
-    return not any(w not in stop and w not in _STUDENT_WORDS for w in words)
+    return not _content_words(question)
+
+
+def _content_words(question: str, also_stop: frozenset[str] = frozenset()) -> list[str]:
+    """``question``'s words, accents folded, without stop words (Portuguese and English), the
+    words students frame a question with, and ``also_stop``."""
+    stop = STOPWORDS["pt"] | STOPWORDS["en"] | also_stop
+    return [w for w in re.findall(r"[a-z0-9]+", _fold(question))
+            if w not in stop and w not in _STUDENT_WORDS]
 
 
 COMMON_WORDS = 2000
@@ -118,11 +124,8 @@ def term_coverage(question: str, texts: Sequence[str]) -> float:
     neighbouring subjects declined 0.65 → 0.75. English questions keep every word: there the
     frequent words are the subject's own ("loss", "model", "network", "layer"), and dropping
     them declined more answerable questions of the English fitting half."""
-    stop = STOPWORDS["pt"] | STOPWORDS["en"]
-    if detect_language(question) == "pt":
-        stop = stop | common_words("pt", COMMON_WORDS)
-    terms = {w for w in re.findall(r"[a-z0-9]+", _fold(question))
-             if len(w) >= 4 and w not in stop and w not in _STUDENT_WORDS}
+    common = common_words("pt", COMMON_WORDS) if detect_language(question) == "pt" else frozenset()
+    terms = {w for w in _content_words(question, common) if len(w) >= 4}
     if not terms:
         return 1.0
     words = set(re.findall(r"[a-z0-9]+", _fold(" ".join(texts))))

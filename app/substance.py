@@ -225,12 +225,11 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
     added = len(new_words(body, question))
     if added >= min_new or not passages:
         return Substance(body if changed else text.strip(), added, dropped)
-    n = 1
-    spoken = without_boilerplate(passages[n - 1])
+    spoken = without_boilerplate(passages[0])  # the best passage, whatever the marker said
     if not spoken:  # nothing but a greeting or a sponsor's thanks: no quote is better
         return Substance(body if changed else text.strip(), added, dropped)
-    quote = _LEAD.get(lang, _LEAD["pt"]).format(text=cut(spoken, quote_chars), n=n)
-    return Substance(f"{body} {quote}".strip(), added, dropped, n)
+    quote = _LEAD.get(lang, _LEAD["pt"]).format(text=cut(spoken, quote_chars), n=1)
+    return Substance(f"{body} {quote}".strip(), added, dropped, 1)
 
 
 _CUE_RE = re.compile(r"🎵[^🎵]{0,20}🎵|🎵|\[(?:música|music|aplausos|applause|risos|laughter)\]",

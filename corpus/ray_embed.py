@@ -77,7 +77,7 @@ def _start_local(ray: Any, workers: int) -> None:
                     f"Ray did not start on this machine in {LOCAL_START_TRIES} tries (its raylet "
                     f"or GCS server was too slow each time; is the CPU overloaded?): {exc}"
                 ) from exc
-            log.warning("Ray's raylet did not start in time (try %d of %d); trying again",
+            log.warning("Ray did not start in time (try %d of %d); trying again",
                         attempt, LOCAL_START_TRIES)
 
 
