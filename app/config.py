@@ -113,6 +113,11 @@ class Settings(BaseSettings):
     # alike. Unset: the default thresholds and the shipped label model (eval/labels.json, used
     # only when the judge is the model it was fitted on).
     label_thresholds: Path | None = None
+    # The language model that scores how much the reference answer makes a judged answer more
+    # likely (eval/likelihood.py, the `reference_gain` signal; only items with a reference
+    # answer): "embedded" (the embedded LLM's GGUF, run in-process with transformers), a local
+    # Hugging Face model folder or .gguf file, or "off".
+    judge_likelihood: str = "embedded"
 
     database_url: str = "sqlite:///data/aula.db"
 

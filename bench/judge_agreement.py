@@ -92,9 +92,10 @@ def _short(fig: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     import pandas as pd
 
-    from app.cli.eval_cmds import held_out_figures
+    from app.cli.eval_cmds import fit_model, held_out_figures
     from bench.answer_quality import _index
     from corpus.embed import load_embedder
+    from eval.signals import FEATURES
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     conditions = os.environ.get("BENCH_JUDGE_CONDITIONS", "gold,plain").split(",")
@@ -121,9 +122,13 @@ def main() -> None:
         "fit_part_leave_one_question_out": _short(
             fit.get("label_model", {}).get("leave_one_question_out") or {}),
     }
+    # the same fit without the likelihood gain (eval/likelihood.py): what it adds, same run
+    without_gain = fit_model(rows[rows["split"] == "fit"],
+                             [f for f in FEATURES if f != "reference_gain"])
     for c in conditions:
         held = rows[(rows["split"] == "test") & (rows["condition"] == c)]
         fig = held_out_figures(held, th, model)
+        fig["label_model_without_gain"] = held_out_figures(held, th, without_gain)["label_model"]
         figures[f"test_{c}"] = {name: _short(f) for name, f in fig.items()}
         # a judge that reads length (correct answers tend to say more) labels one half well
         # and the other badly; the set has short correct and long flawed answers to show it

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from corpus.errors import InputError
-from eval.signals import REFERENCE_FEATURES
+from eval.signals import REFERENCE_FEATURES, WORD_FEATURES
 
 Row = Mapping[str, float | None]
 C_GRID = (0.1, 0.3, 1.0, 3.0)
@@ -185,22 +185,32 @@ def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
     return tuple(chosen), best_c, steps
 
 
+def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The submodels to fit, in the order they are tried: one that may read every signal;
+    one without the reference's words, for an answer in another language than its reference
+    (the likelihood gain still reads it); one without any reference signal."""
+    out = [("with_reference", list(candidates))]
+    if any(f in WORD_FEATURES for f in candidates):
+        out.append(("reference_without_words", [f for f in candidates if f not in WORD_FEATURES]))
+    if any(f in REFERENCE_FEATURES for f in candidates):
+        out.append(("without_reference", [f for f in candidates if f not in REFERENCE_FEATURES]))
+    return out
+
+
 def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
                     candidates: Sequence[str], *, judge_model: str = "") -> LabelModel:
-    """Submodels chosen and fitted on the rows that have their signals: first one that may read
-    the signals of a reference answer (when some rows have them), then one that does not."""
-    variants = [list(candidates)]
-    if any(f in REFERENCE_FEATURES for f in candidates):
-        variants.append([f for f in candidates if f not in REFERENCE_FEATURES])
+    """Submodels chosen and fitted on the rows that have their signals (``_variants``): the
+    first that may read every signal, then ones that read fewer; a variant whose signals are
+    the same as an earlier one's is skipped."""
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
-    for variant in variants:
+    seen: set[tuple[str, ...]] = set()
+    for name, variant in _variants(candidates):
         # a signal most items lack (not measured by this judge) is no candidate
         cands = [f for f in variant if sum(r.get(f) is not None for r in rows) * 2 > len(rows)]
-        name = ("with_reference" if any(f in REFERENCE_FEATURES for f in cands)
-                else "without_reference")
-        if name in figures:
+        if tuple(cands) in seen:
             continue
+        seen.add(tuple(cands))
         idx = [i for i, r in enumerate(rows) if all(r.get(f) is not None for f in cands)]
         if len({labels[i] for i in idx}) < 2 or len({groups[i] for i in idx}) < 3:
             continue

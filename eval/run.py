@@ -27,6 +27,7 @@ from eval.claims import FirstTokenFn, verify_claims
 from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
 from eval.label_model import LabelModel
 from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
+from eval.likelihood import ContinuationScorer, reference_gain
 from eval.metrics import Span, first_hit_rank
 from eval.record import Record, Reference
 from eval.report import summarise, write_records, write_rows, write_summary
@@ -58,6 +59,8 @@ class Pipeline:
     label_model: LabelModel | None = None
     """Set: the automated label comes from this model fitted on the judge's signals
     (``aula fit-labels``); None: from ``thresholds``."""
+    likelihood: ContinuationScorer | None = None
+    """Set: an item with a reference answer gets ``reference_gain`` (``eval.likelihood``)."""
     ragas: Callable[[dict[str, Any]], Any] | None = None
     """Set: ragas metrics per item (``eval.ragas_metrics.RagasScorer.score``), as ``ragas_*``
     columns."""
@@ -128,6 +131,9 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     words = reference_words(question, answer_text, None if reference is None else str(reference))
     out["reference_novelty"] = None if words is None else words["novelty"]
     out["reference_recall"] = None if words is None else words["recall"]
+    if p.likelihood is not None and reference is not None:
+        gain = reference_gain(p.likelihood, question, answer_text, str(reference))
+        out["reference_gain"] = None if gain is None else gain["gain"]
     if p.verify is not None and p.correctness:
         out["coverage_p"] = coverage(p.verify, question, answer_text)
         if reference is not None:

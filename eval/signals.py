@@ -8,6 +8,9 @@ Two more yes/no questions, read from the first token's probability like the clai
 - ``reference_agreement``: does the answer say what the instructor's reference answer says,
   without contradicting it? Only where the item has a reference answer.
 
+One more reads how much the reference answer makes the answer more likely for a language
+model (``reference_gain``, ``eval.likelihood``): it needs a scorer run in this process.
+
 Two more read the words alone, no LLM, where the item has a reference answer in the answer's
 language (``reference_words``): the share of the answer's content words (stems, accents folded,
 stop words dropped) that neither the reference answer nor the question says (``novelty``: a
@@ -85,11 +88,14 @@ def reference_words(question: str, answer: str, reference: str | None
 
 FEATURES = (
     "ar", "claim_mean", "claim_min", "claim_share", "claim_count", "strict_mean", "strict_min",
-    "coverage", "reference_agree", "reference_novelty", "reference_recall",
+    "coverage", "reference_agree", "reference_novelty", "reference_recall", "reference_gain",
 )
 """Every signal a label model may use, in this order."""
-REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall")
+REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall",
+                      "reference_gain")
 """The signals only an item with a reference answer has."""
+WORD_FEATURES = ("reference_novelty", "reference_recall")
+"""The signals that need the answer in the reference's language (its words must match)."""
 
 
 def _floats(value: Any) -> list[float]:
@@ -127,6 +133,7 @@ def features(item: Mapping[str, Any], support_at: float = 0.85) -> dict[str, flo
         "reference_agree": _number(item.get("reference_agree_p")),
         "reference_novelty": words[0],
         "reference_recall": words[1],
+        "reference_gain": _number(item.get("reference_gain")),
     }
 
 

@@ -6,6 +6,9 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The judge's likelihood scorer loads the 1.5B model in-process (about a minute): off unless a
+# test asks for it (tests/eval/test_likelihood.py runs the real one).
+os.environ.setdefault("AULA_JUDGE_LIKELIHOOD", "off")
 # Apps built by tests store their answers in a throwaway database, never in data/aula.db.
 if "AULA_DATABASE_URL" not in os.environ:
     import tempfile

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -357,9 +358,10 @@ def fit_labels(
                        f"kappa linear {_f(fig['kappa_linear'])}")
 
 
-def fit_model(rows: Any) -> Any:
+def fit_model(rows: Any, candidates: Sequence[str] | None = None) -> Any:
     """The label model fitted on the judged ``rows`` with manual labels, with its
-    leave-one-question-out agreement in ``figures['loqo']``."""
+    leave-one-question-out agreement in ``figures['loqo']``; ``candidates``: the signals it may
+    choose from (default: every one, ``eval.signals.FEATURES``)."""
     from eval.label_model import fit_label_model, loqo_predictions
     from eval.labels import normalise_label
     from eval.metrics import agreement
@@ -371,7 +373,7 @@ def fit_model(rows: Any) -> Any:
     key = "question_id" if any(r.get("question_id") for r in recs) else "question"
     groups = [str(r.get(key)) for r in recs]
     models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
-    model = fit_label_model(feats, labels, groups, FEATURES,
+    model = fit_label_model(feats, labels, groups, FEATURES if candidates is None else candidates,
                             judge_model=models[0] if models else "")
     predicted = loqo_predictions(model, feats, labels, groups)
     model.figures["loqo"] = agreement(labels, predicted)

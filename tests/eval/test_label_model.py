@@ -135,3 +135,35 @@ def test_items_without_a_reference_are_labelled_by_the_submodel_that_does_not_re
                                         "reference_agree"}
     bare = rows[-1]
     assert bare["reference_novelty"] is None and model.predict(bare) is not None
+
+
+def test_an_answer_in_another_language_is_labelled_by_its_likelihood_gain() -> None:
+    """An English answer to a Portuguese reference has no word signals, but the likelihood gain
+    (eval.likelihood) still reads it: the model keeps a submodel for such answers instead of
+    falling back to the weaker claim check."""
+    rnd = random.Random(11)
+    novelty = {"C": 0.1, "PC": 0.35, "I": 0.6}
+    gain = {"C": 1.2, "PC": 0.6, "I": 0.1}
+    rows, labels, groups = [], [], []
+    for q in range(24):
+        for label in ("C", "PC", "I"):
+            row = features({"correctness_claim_p": [LEVEL[label] + rnd.gauss(0, 0.3)]})
+            # the gain tells the labels apart less well than the words do
+            row["reference_gain"] = gain[label] + rnd.gauss(0, 0.15)
+            if q % 6:  # a sixth of the answers are in English: no word signals
+                row["reference_novelty"] = novelty[label] + rnd.gauss(0, 0.02)
+                row["reference_recall"] = rnd.random()
+            rows.append(row)
+            labels.append(label)
+            groups.append(f"q{q}")
+    model = fit_label_model(rows, labels, groups, FEATURES)
+    assert "reference_without_words" in model.figures
+    english = [(r, lab) for r, lab in zip(rows, labels, strict=True)
+               if r["reference_novelty"] is None]
+    assert "reference_novelty" in model.models[0].features
+    assert not model.models[0].usable(english[0][0])
+    by_gain = [model.predict(r) for r, _ in english]
+    assert cohen_kappa([lab for _, lab in english], by_gain, weights="linear") >= 0.8
+    # round-trips with every submodel
+    again = LabelModel.from_dict(json.loads(model.to_json()))
+    assert [again.predict(r) for r in rows] == [model.predict(r) for r in rows]

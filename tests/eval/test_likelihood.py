@@ -1,0 +1,87 @@
+"""The likelihood gain: how much the reference answer makes the judged answer more likely."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from corpus.errors import InputError
+from eval.likelihood import messages, reference_gain
+from eval.run import Pipeline, evaluate_item
+
+QUESTION = "quando o produto escalar de dois vetores da negativo? e zero?"
+REFERENCE = ("É negativo quando os vetores apontam em direções geralmente opostas; é zero quando "
+             "são perpendiculares, porque a projeção de um sobre o outro é o vetor zero.")
+RIGHT = ("Dá negativo quando eles apontam em sentidos geralmente opostos, e zero quando são "
+         "perpendiculares: a projeção de um no outro vira o vetor zero.")
+WRONG = ("Dá negativo quando o ângulo entre eles é menor que 90 graus, e zero quando são "
+         "paralelos, porque projetar um no outro não acrescenta nada.")
+
+
+class ReadsReference:
+    """A deterministic scorer: each word of the reply is likely (log-probability -0.1) when the
+    conversation already says it, unlikely (-3) otherwise."""
+
+    model_id = "fake-scorer"
+
+    def __init__(self) -> None:
+        self.calls: list[list[dict[str, str]]] = []
+
+    def logprobs(self, messages: list[dict[str, str]], reply: str) -> list[float]:
+        self.calls.append(messages)
+        said = " ".join(m["content"] for m in messages).lower()
+        return [-0.1 if w.lower() in said else -3.0 for w in reply.split()]
+
+
+def test_the_reference_is_read_once_with_and_once_without() -> None:
+    scorer = ReadsReference()
+    right = reference_gain(scorer, QUESTION, RIGHT, REFERENCE)
+    wrong = reference_gain(scorer, QUESTION, WRONG, REFERENCE)
+    assert right is not None and wrong is not None
+    assert right["gain"] > wrong["gain"] > 0
+    with_ref, without = scorer.calls[:2]
+    assert REFERENCE in with_ref[-1]["content"] and REFERENCE not in without[-1]["content"]
+    assert reference_gain(scorer, QUESTION, "  ", REFERENCE) is None
+    assert reference_gain(scorer, QUESTION, RIGHT, "") is None
+
+
+def test_a_judged_item_with_a_reference_stores_its_gain_and_one_without_does_not() -> None:
+    def judge(_messages: list[dict[str, str]]) -> str:
+        return "Criteria: ok\nSupporting Evidence: ok\nScore: 3"
+
+    p = Pipeline(judge=judge, correctness=False, likelihood=ReadsReference())
+    row = {"id": "a", "question": QUESTION, "answer": RIGHT, "reference_answer": REFERENCE}
+    item = evaluate_item(row, p)
+    assert item["reference_gain"] is not None and item["reference_gain"] > 0
+    json.dumps(item)  # stored as data in items.jsonl
+    bare = evaluate_item({**row, "reference_answer": None}, p)
+    assert bare.get("reference_gain") is None
+
+
+def test_an_unknown_scorer_setting_is_one_clear_error(tmp_path: Path) -> None:
+    from app.config import Settings
+    from app.judging import likelihood_scorer
+
+    assert likelihood_scorer(Settings(judge_likelihood="off")) is None
+    with pytest.raises(InputError, match="AULA_JUDGE_LIKELIHOOD"):
+        likelihood_scorer(Settings(judge_likelihood=str(tmp_path / "missing.gguf")))
+
+
+@pytest.mark.slow
+def test_the_embedded_model_gains_more_from_the_reference_on_a_right_answer() -> None:
+    """The real scorer: the embedded judge's GGUF run in-process through transformers."""
+    from app.config import Settings
+    from app.judging import likelihood_scorer
+
+    scorer = likelihood_scorer(Settings(judge_likelihood="embedded"))
+    assert scorer is not None
+    right = reference_gain(scorer, QUESTION, RIGHT, REFERENCE)
+    wrong = reference_gain(scorer, QUESTION, WRONG, REFERENCE)
+    vague = reference_gain(scorer, QUESTION, "Depende dos vetores, cada caso é um caso.",
+                           REFERENCE)
+    assert right is not None and wrong is not None and vague is not None
+    assert right["gain"] > wrong["gain"]
+    assert right["gain"] > vague["gain"]
+    assert len(messages(QUESTION, None)) == 2
