@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from corpus.errors import InputError
-from eval.signals import REFERENCE_FEATURES, WORD_FEATURES
+from eval.signals import LIKELIHOOD_FEATURES, REFERENCE_FEATURES, WORD_FEATURES
 
 Row = Mapping[str, float | None]
 C_GRID = (0.1, 0.3, 1.0, 3.0)
@@ -188,10 +188,14 @@ def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
 def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
     """The submodels to fit, in the order they are tried: one that may read every signal;
     one without the reference's words, for an answer in another language than its reference
-    (the likelihood gain still reads it); one without any reference signal."""
+    (the likelihood gain still reads it); one without the gain, for a judge run with no
+    likelihood scorer (``AULA_JUDGE_LIKELIHOOD=off``); one without any reference signal."""
     out = [("with_reference", list(candidates))]
     if any(f in WORD_FEATURES for f in candidates):
         out.append(("reference_without_words", [f for f in candidates if f not in WORD_FEATURES]))
+    if any(f in LIKELIHOOD_FEATURES for f in candidates):
+        out.append(("reference_without_gain",
+                    [f for f in candidates if f not in LIKELIHOOD_FEATURES]))
     if any(f in REFERENCE_FEATURES for f in candidates):
         out.append(("without_reference", [f for f in candidates if f not in REFERENCE_FEATURES]))
     return out

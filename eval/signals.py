@@ -94,6 +94,8 @@ FEATURES = (
 REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall",
                       "reference_gain")
 """The signals only an item with a reference answer has."""
+LIKELIHOOD_FEATURES = ("reference_gain",)
+"""The signals that need a likelihood scorer (``eval.likelihood``)."""
 WORD_FEATURES = ("reference_novelty", "reference_recall")
 """The signals that need the answer in the reference's language (its words must match)."""
 

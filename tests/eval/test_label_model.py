@@ -167,3 +167,26 @@ def test_an_answer_in_another_language_is_labelled_by_its_likelihood_gain() -> N
     # round-trips with every submodel
     again = LabelModel.from_dict(json.loads(model.to_json()))
     assert [again.predict(r) for r in rows] == [model.predict(r) for r in rows]
+
+
+def test_a_judge_run_without_the_likelihood_scorer_still_reads_the_reference_words() -> None:
+    """With ``AULA_JUDGE_LIKELIHOOD=off`` an item has the words but no gain: it is labelled by a
+    submodel of the words, not by the claim check alone."""
+    rnd = random.Random(5)
+    novelty = {"C": 0.1, "PC": 0.35, "I": 0.6}
+    gain = {"C": 1.2, "PC": 0.6, "I": 0.1}
+    rows, labels, groups = [], [], []
+    for q in range(24):
+        for label in ("C", "PC", "I"):
+            row = features({"correctness_claim_p": [rnd.random()]})  # the claim check is noise
+            row["reference_gain"] = gain[label] + rnd.gauss(0, 0.05)
+            row["reference_novelty"] = novelty[label] + rnd.gauss(0, 0.08)
+            row["reference_recall"] = rnd.random()
+            rows.append(row)
+            labels.append(label)
+            groups.append(f"q{q}")
+    model = fit_label_model(rows, labels, groups, FEATURES)
+    assert "reference_gain" in model.models[0].features
+    no_gain = [{**r, "reference_gain": None} for r in rows]
+    predicted = [model.predict(r) for r in no_gain]
+    assert cohen_kappa(labels, predicted, weights="linear") >= 0.6
