@@ -212,7 +212,7 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
     for name, variant in _variants(candidates):
         # a signal most items lack (not measured by this judge) is no candidate
         cands = [f for f in variant if sum(r.get(f) is not None for r in rows) * 2 > len(rows)]
-        if tuple(cands) in seen:
+        if not cands or tuple(cands) in seen:
             continue
         seen.add(tuple(cands))
         idx = [i for i, r in enumerate(rows) if all(r.get(f) is not None for f in cands)]
@@ -221,7 +221,12 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
         sub_rows = [rows[i] for i in idx]
         sub_labels = [labels[i] for i in idx]
         sub_groups = [groups[i] for i in idx]
-        chosen, c, steps = select_features(sub_rows, sub_labels, sub_groups, cands)
+        try:
+            chosen, c, steps = select_features(sub_rows, sub_labels, sub_groups, cands)
+        except InputError:
+            if models:  # a fallback none of whose signals helps: the items go to the next
+                continue
+            raise
         models.append(fit_submodel(sub_rows, sub_labels, chosen, c))
         figures[name] = {"signals": list(chosen), "items": len(idx), "selection": steps}
     if not models:
