@@ -137,25 +137,37 @@ def test_items_without_a_reference_are_labelled_by_the_submodel_that_does_not_re
     assert bare["reference_novelty"] is None and model.predict(bare) is not None
 
 
-def test_an_answer_in_another_language_is_labelled_by_its_likelihood_gain() -> None:
-    """An English answer to a Portuguese reference has no word signals, but the likelihood gain
-    (eval.likelihood) still reads it: the model keeps a submodel for such answers instead of
-    falling back to the weaker claim check."""
-    rnd = random.Random(11)
-    novelty = {"C": 0.1, "PC": 0.35, "I": 0.6}
-    gain = {"C": 1.2, "PC": 0.6, "I": 0.1}
+NOVELTY = {"C": 0.1, "PC": 0.35, "I": 0.6}
+GAIN = {"C": 1.2, "PC": 0.6, "I": 0.1}
+
+
+def _reference_items(seed: int, *, claim_noise: float, gain_noise: float, novelty_noise: float,
+                     english_every: int = 0) -> tuple[list[dict], list[str], list[str]]:
+    """Three answers to each of 24 questions, all with a reference answer: the claim check, the
+    likelihood gain and the words track the label with the given noise; every
+    ``english_every``-th question's answers are in English (no word signals)."""
+    rnd = random.Random(seed)
     rows, labels, groups = [], [], []
     for q in range(24):
         for label in ("C", "PC", "I"):
-            row = features({"correctness_claim_p": [LEVEL[label] + rnd.gauss(0, 0.3)]})
-            # the gain tells the labels apart less well than the words do
-            row["reference_gain"] = gain[label] + rnd.gauss(0, 0.15)
-            if q % 6:  # a sixth of the answers are in English: no word signals
-                row["reference_novelty"] = novelty[label] + rnd.gauss(0, 0.02)
+            row = features({"correctness_claim_p": [LEVEL[label] + rnd.gauss(0, claim_noise)]})
+            row["reference_gain"] = GAIN[label] + rnd.gauss(0, gain_noise)
+            if not english_every or q % english_every:
+                row["reference_novelty"] = NOVELTY[label] + rnd.gauss(0, novelty_noise)
                 row["reference_recall"] = rnd.random()
             rows.append(row)
             labels.append(label)
             groups.append(f"q{q}")
+    return rows, labels, groups
+
+
+def test_an_answer_in_another_language_is_labelled_by_its_likelihood_gain() -> None:
+    """An English answer to a Portuguese reference has no word signals, but the likelihood gain
+    (eval.likelihood) still reads it: the model keeps a submodel for such answers instead of
+    falling back to the weaker claim check."""
+    # the gain tells the labels apart less well than the words do
+    rows, labels, groups = _reference_items(11, claim_noise=0.3, gain_noise=0.15,
+                                            novelty_noise=0.02, english_every=6)
     model = fit_label_model(rows, labels, groups, FEATURES)
     assert "reference_without_words" in model.figures
     english = [(r, lab) for r, lab in zip(rows, labels, strict=True)
@@ -172,19 +184,9 @@ def test_an_answer_in_another_language_is_labelled_by_its_likelihood_gain() -> N
 def test_a_judge_run_without_the_likelihood_scorer_still_reads_the_reference_words() -> None:
     """With ``AULA_JUDGE_LIKELIHOOD=off`` an item has the words but no gain: it is labelled by a
     submodel of the words, not by the claim check alone."""
-    rnd = random.Random(5)
-    novelty = {"C": 0.1, "PC": 0.35, "I": 0.6}
-    gain = {"C": 1.2, "PC": 0.6, "I": 0.1}
-    rows, labels, groups = [], [], []
-    for q in range(24):
-        for label in ("C", "PC", "I"):
-            row = features({"correctness_claim_p": [rnd.random()]})  # the claim check is noise
-            row["reference_gain"] = gain[label] + rnd.gauss(0, 0.05)
-            row["reference_novelty"] = novelty[label] + rnd.gauss(0, 0.08)
-            row["reference_recall"] = rnd.random()
-            rows.append(row)
-            labels.append(label)
-            groups.append(f"q{q}")
+    # the claim check is noise; the gain is the best signal, the words a good one
+    rows, labels, groups = _reference_items(5, claim_noise=1.0, gain_noise=0.05,
+                                            novelty_noise=0.08)
     model = fit_label_model(rows, labels, groups, FEATURES)
     assert "reference_gain" in model.models[0].features
     no_gain = [{**r, "reference_gain": None} for r in rows]
