@@ -81,9 +81,9 @@ def reference_gain(scorer: ContinuationScorer, question: str, answer: str, refer
 
 class TransformersScorer:
     """A causal language model run in this process with transformers: a local Hugging Face
-    folder (``path``), or a GGUF file (``path`` its folder, ``gguf_file`` its name; the weights
-    stay quantized). Loaded on first use (about a minute for the embedded 1.5B model on 2
-    cores), then about 2 s an answer there; one forward pass at a time."""
+    folder (``path``), or a GGUF file (``path`` its folder, ``gguf_file`` its name; transformers
+    reads it into float32, about 6 GB for the embedded 1.5B model). Loaded on first use (about
+    a minute on 2 cores), then about 2 s an answer there; one forward pass at a time."""
 
     def __init__(self, path: Path | str, *, gguf_file: str | None = None,
                  model_id: str | None = None, threads: int | None = None) -> None:
@@ -101,7 +101,7 @@ class TransformersScorer:
 
             kw: dict[str, Any] = {"gguf_file": self.gguf_file} if self.gguf_file else {}
             tokenizer = AutoTokenizer.from_pretrained(self.path, **kw)
-            # a GGUF's packed weights compute in float32 (transformers keeps them quantized)
+            # float32: the figures the shipped label model was fitted on were read so
             model = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **kw)
             model.eval()
             if self.threads:
