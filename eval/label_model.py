@@ -9,8 +9,8 @@ the fit agree better. Answers to one question share their evidence, so leaving o
 would flatter the fit.
 
 A ``LabelModel`` holds one or more ``Submodel``s, tried in order: the first whose signals an
-item has labels it (with a reference answer, one that reads its signals; without, one
-that does not). It is stored as JSON (``to_json``) and needs no scikit-learn to predict.
+item has labels it (``_variants``: one that may read every signal, then ones without the
+reference's words, without the likelihood gain, and without any reference signal). It is stored as JSON (``to_json``) and needs no scikit-learn to predict.
 """
 
 from __future__ import annotations
