@@ -10,7 +10,8 @@ would flatter the fit.
 
 A ``LabelModel`` holds one or more ``Submodel``s, tried in order: the first whose signals an
 item has labels it (``_variants``: one that may read every signal, then ones without the
-reference's words, without the likelihood gain, and without any reference signal). It is stored as JSON (``to_json``) and needs no scikit-learn to predict.
+reference's words, without the likelihood gain, and without any reference signal). It is
+stored as JSON (``to_json``) and needs no scikit-learn to predict.
 """
 
 from __future__ import annotations
