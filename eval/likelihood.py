@@ -9,9 +9,8 @@ reference never makes is not, and a vague answer gains little because it says li
 This is likelihood scoring in the manner of GPTScore / BARTScore, read as a difference so that
 fluency and length (what the model would write anyway) cancel out.
 
-- ``gain``: mean gain per answer token (nats);
-- ``gain_total``: the summed gain over the answer, divided by ``TOTAL_SCALE`` (how much of the
-  reference the answer carries, whatever its length).
+The signal is the mean gain per answer token, in nats (its sum, worst sentence or low
+percentile told the labels apart less well on the judge bench's fitting part; README).
 
 It needs the log-probabilities of a given text, which an OpenAI-compatible chat endpoint does
 not return (llama.cpp's server has no prompt log-probabilities), so the scorer is a model run in
@@ -39,7 +38,6 @@ WITHOUT_REFERENCE = "Pergunta do aluno: {question}\n\nResponda à pergunta."
 MAX_CHARS = 1500
 """Question, reference and answer are each cut to this many characters (a long answer's first
 part says whether it follows the reference; the cost grows with the length)."""
-TOTAL_SCALE = 50.0
 
 
 class ContinuationScorer(Protocol):
@@ -58,25 +56,23 @@ def messages(question: str, reference: str | None) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-def gain_figures(with_reference: Sequence[float], without: Sequence[float]
-                 ) -> dict[str, float] | None:
-    """``gain`` and ``gain_total`` from the answer tokens' log-probabilities read with and
-    without the reference (the same tokens, in order); None for an empty answer."""
+def mean_gain(with_reference: Sequence[float], without: Sequence[float]) -> float | None:
+    """Mean per-token gain from the answer tokens' log-probabilities read with and without the
+    reference (the same tokens, in order); None for an empty answer."""
     if not with_reference or len(with_reference) != len(without):
         return None
-    diffs = [a - b for a, b in zip(with_reference, without, strict=True)]
-    return {"gain": statistics.fmean(diffs), "gain_total": sum(diffs) / TOTAL_SCALE}
+    return statistics.fmean(a - b for a, b in zip(with_reference, without, strict=True))
 
 
 def reference_gain(scorer: ContinuationScorer, question: str, answer: str, reference: str
-                   ) -> dict[str, float] | None:
-    """How much the reference answer raises the answer's likelihood (``gain_figures``); None
+                   ) -> float | None:
+    """How much the reference answer raises the answer's likelihood (``mean_gain``); None
     without an answer or a reference."""
     answer = answer.strip()[:MAX_CHARS]
     if not answer or not reference or not reference.strip():
         return None
-    return gain_figures(scorer.logprobs(messages(question, reference), answer),
-                        scorer.logprobs(messages(question, None), answer))
+    return mean_gain(scorer.logprobs(messages(question, reference), answer),
+                     scorer.logprobs(messages(question, None), answer))
 
 
 class TransformersScorer:
@@ -86,11 +82,10 @@ class TransformersScorer:
     a minute on 2 cores), then about 2 s an answer there; one forward pass at a time."""
 
     def __init__(self, path: Path | str, *, gguf_file: str | None = None,
-                 model_id: str | None = None, threads: int | None = None) -> None:
+                 model_id: str | None = None) -> None:
         self.path = Path(path)
         self.gguf_file = gguf_file
         self.model_id = model_id or (gguf_file or self.path.name)
-        self.threads = threads
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None
 
@@ -104,8 +99,6 @@ class TransformersScorer:
             # float32: the figures the shipped label model was fitted on were read so
             model = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **kw)
             model.eval()
-            if self.threads:
-                torch.set_num_threads(self.threads)
             self._loaded = (tokenizer, model)
         return self._loaded
 

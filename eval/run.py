@@ -132,8 +132,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     out["reference_novelty"] = None if words is None else words["novelty"]
     out["reference_recall"] = None if words is None else words["recall"]
     if p.likelihood is not None and reference is not None:
-        gain = reference_gain(p.likelihood, question, answer_text, str(reference))
-        out["reference_gain"] = None if gain is None else gain["gain"]
+        out["reference_gain"] = reference_gain(p.likelihood, question, answer_text,
+                                               str(reference))
     if p.verify is not None and p.correctness:
         out["coverage_p"] = coverage(p.verify, question, answer_text)
         if reference is not None:

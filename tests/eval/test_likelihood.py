@@ -40,7 +40,7 @@ def test_the_reference_is_read_once_with_and_once_without() -> None:
     right = reference_gain(scorer, QUESTION, RIGHT, REFERENCE)
     wrong = reference_gain(scorer, QUESTION, WRONG, REFERENCE)
     assert right is not None and wrong is not None
-    assert right["gain"] > wrong["gain"] > 0
+    assert right > wrong > 0
     with_ref, without = scorer.calls[:2]
     assert REFERENCE in with_ref[-1]["content"] and REFERENCE not in without[-1]["content"]
     assert reference_gain(scorer, QUESTION, "  ", REFERENCE) is None
@@ -82,6 +82,6 @@ def test_the_embedded_model_gains_more_from_the_reference_on_a_right_answer() ->
     vague = reference_gain(scorer, QUESTION, "Depende dos vetores, cada caso é um caso.",
                            REFERENCE)
     assert right is not None and wrong is not None and vague is not None
-    assert right["gain"] > wrong["gain"]
-    assert right["gain"] > vague["gain"]
+    assert right > wrong
+    assert right > vague
     assert len(messages(QUESTION, None)) == 2
