@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from corpus.errors import InputError
+
 SYSTEM = "Você é um professor que responde dúvidas de alunos sobre a aula."
 WITH_REFERENCE = (
     "Pergunta do aluno: {question}\n\n"
@@ -95,9 +97,15 @@ class TransformersScorer:
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
             kw: dict[str, Any] = {"gguf_file": self.gguf_file} if self.gguf_file else {}
-            tokenizer = AutoTokenizer.from_pretrained(self.path, **kw)
-            # float32: the figures the shipped label model was fitted on were read so
-            model = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **kw)
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(self.path, **kw)
+                # float32: the figures the shipped label model was fitted on were read so
+                model = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32,
+                                                             **kw)
+            except (OSError, ValueError) as exc:
+                where = self.path / self.gguf_file if self.gguf_file else self.path
+                raise InputError(f"AULA_JUDGE_LIKELIHOOD: the model at {where} cannot be "
+                                 f"loaded: {str(exc).splitlines()[0]}") from None
             model.eval()
             self._loaded = (tokenizer, model)
         return self._loaded

@@ -67,6 +67,11 @@ def test_an_unknown_scorer_setting_is_one_clear_error(tmp_path: Path) -> None:
     assert likelihood_scorer(Settings(judge_likelihood="off")) is None
     with pytest.raises(InputError, match="AULA_JUDGE_LIKELIHOOD"):
         likelihood_scorer(Settings(judge_likelihood=str(tmp_path / "missing.gguf")))
+    # a folder that holds no model: one error naming it when the first answer is scored
+    scorer = likelihood_scorer(Settings(judge_likelihood=str(tmp_path)))
+    assert scorer is not None
+    with pytest.raises(InputError, match=str(tmp_path)):
+        reference_gain(scorer, QUESTION, RIGHT, REFERENCE)
 
 
 @pytest.mark.slow
