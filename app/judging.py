@@ -132,9 +132,9 @@ class EmbeddedScorer(TransformersScorer):
     use (a service that never judges an item with a reference answer never loads it)."""
 
     def __init__(self, cache_dir: Path) -> None:
-        from app.embedded_llm import GGUF_NAME, MODEL_ID
+        from app.embedded_llm import GGUF_NAME
 
-        super().__init__(cache_dir / "models", gguf_file=GGUF_NAME, model_id=MODEL_ID)
+        super().__init__(cache_dir / "models", gguf_file=GGUF_NAME)
         self.cache_dir = cache_dir
 
     def _load(self) -> Any:

@@ -95,7 +95,7 @@ def main() -> None:
     from app.cli.eval_cmds import fit_model, held_out_figures
     from bench.answer_quality import _index
     from corpus.embed import load_embedder
-    from eval.signals import FEATURES
+    from eval.signals import FEATURES, LIKELIHOOD_FEATURES
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     conditions = os.environ.get("BENCH_JUDGE_CONDITIONS", "gold,plain").split(",")
@@ -124,7 +124,7 @@ def main() -> None:
     }
     # the same fit without the likelihood gain (eval/likelihood.py): what it adds, same run
     without_gain = fit_model(rows[rows["split"] == "fit"],
-                             [f for f in FEATURES if f != "reference_gain"])
+                             [f for f in FEATURES if f not in LIKELIHOOD_FEATURES])
     for c in conditions:
         held = rows[(rows["split"] == "test") & (rows["condition"] == c)]
         fig = held_out_figures(held, th, model)

@@ -45,8 +45,6 @@ part says whether it follows the reference; the cost grows with the length)."""
 class ContinuationScorer(Protocol):
     """Log-probabilities of ``reply``'s tokens as the assistant's answer to ``messages``."""
 
-    model_id: str
-
     def logprobs(self, messages: list[dict[str, str]], reply: str) -> list[float]: ...
 
 
@@ -83,11 +81,9 @@ class TransformersScorer:
     reads it into float32, about 6 GB for the embedded 1.5B model). Loaded on first use (about
     a minute on 2 cores), then about 2 s an answer there; one forward pass at a time."""
 
-    def __init__(self, path: Path | str, *, gguf_file: str | None = None,
-                 model_id: str | None = None) -> None:
+    def __init__(self, path: Path | str, *, gguf_file: str | None = None) -> None:
         self.path = Path(path)
         self.gguf_file = gguf_file
-        self.model_id = model_id or (gguf_file or self.path.name)
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None
 

@@ -24,8 +24,6 @@ class ReadsReference:
     """A deterministic scorer: each word of the reply is likely (log-probability -0.1) when the
     conversation already says it, unlikely (-3) otherwise."""
 
-    model_id = "fake-scorer"
-
     def __init__(self) -> None:
         self.calls: list[list[dict[str, str]]] = []
 
