@@ -54,8 +54,10 @@ class Settings(BaseSettings):
     # (app/translate.py): "auto" (when the service has an LLM) or "off".
     query_translate: Literal["auto", "off"] = "auto"
     # Rerank the first fused hits: "auto" = a cross-encoder when rerank_model names one, else
-    # off; "llm" = the answer LLM's yes/no P(SIM) (slow on the embedded model).
-    rerank: Literal["auto", "off", "cross-encoder", "llm"] = "auto"
+    # off; "llm" = the answer LLM's yes/no P(SIM) (slow on the embedded model); "likelihood" =
+    # how likely a language model run in this process finds the question after each hit's text
+    # (corpus/rerank.py; rerank_model: a causal LM folder or .gguf, else the embedded GGUF).
+    rerank: Literal["auto", "off", "cross-encoder", "llm", "likelihood"] = "auto"
     rerank_model: str | None = None
     rerank_candidates: int = Field(default=10, ge=1, le=100)
     top_k: int = 10

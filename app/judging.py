@@ -10,7 +10,6 @@ measured is kept as data (``signals``), so an item can be relabelled without jud
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
@@ -21,7 +20,7 @@ from app.config import Settings
 from corpus.errors import InputError
 from eval.label_model import LabelModel
 from eval.labels import Thresholds
-from eval.likelihood import ContinuationScorer, TransformersScorer
+from eval.likelihood import ContinuationScorer
 from eval.run import Pipeline
 
 JUDGE_MAX_TOKENS = 400
@@ -127,44 +126,12 @@ def judge_client(settings: Settings, answer_llm: Any = None, stack: ExitStack | 
     return build_llm(settings, stack)[0]
 
 
-class EmbeddedScorer(TransformersScorer):
-    """The embedded LLM's GGUF as a likelihood scorer, put together from its parts on first
-    use (a service that never judges an item with a reference answer never loads it)."""
-
-    def __init__(self, cache_dir: Path) -> None:
-        from app.embedded_llm import GGUF_NAME
-
-        super().__init__(cache_dir / "models", gguf_file=GGUF_NAME)
-        self.cache_dir = cache_dir
-
-    def _load(self) -> Any:
-        if self._loaded is None:
-            from app.embedded_llm import assemble_gguf
-
-            gguf = assemble_gguf(self.cache_dir)
-            self.path, self.gguf_file = gguf.parent, gguf.name
-        return super()._load()
-
-
-@functools.lru_cache(maxsize=4)
-def _scorer(choice: str, cache_dir: Path) -> ContinuationScorer | None:
-    if choice in ("", "off"):
-        return None
-    if choice == "embedded":
-        return EmbeddedScorer(cache_dir)
-    path = Path(choice).expanduser()
-    if path.is_file() and path.suffix == ".gguf":
-        return TransformersScorer(path.parent, gguf_file=path.name)
-    if path.is_dir():
-        return TransformersScorer(path)
-    raise InputError(f"AULA_JUDGE_LIKELIHOOD: {choice!r} is not 'embedded', 'off', a model "
-                     "folder or a .gguf file")
-
-
 def likelihood_scorer(settings: Settings) -> ContinuationScorer | None:
     """The scorer of the ``reference_gain`` signal (``AULA_JUDGE_LIKELIHOOD``), one per process
     and setting: a loaded model is shared by every pipeline."""
-    return _scorer(settings.judge_likelihood.strip(), settings.cache_dir)
+    from app.lm_scorer import scorer_for
+
+    return scorer_for(settings.judge_likelihood, settings.cache_dir)
 
 
 def judge_pipeline(settings: Settings, client: Any, *, samples: int = 1,
@@ -202,6 +169,7 @@ def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
         "reference_novelty": item.get("reference_novelty"),
         "reference_recall": item.get("reference_recall"),
         "reference_gain": item.get("reference_gain"),
+        "likelihood_model": item.get("likelihood_model"),
         "label_by": item.get("label_by"),
         "thresholds": pipeline.thresholds.to_dict(),
     }

@@ -12,6 +12,7 @@ from typing import Any
 
 from app.config import Settings
 from corpus.embed import load_embedder
+from corpus.errors import InputError
 from corpus.index import IndexStore
 from corpus.retrieve import Retriever
 
@@ -166,6 +167,8 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
             raise RerankModelError("AULA_RERANK=cross-encoder needs AULA_RERANK_MODEL: a local "
                                    "folder or a model in the Hugging Face cache")
         reranker = CrossEncoderReranker(settings.rerank_model, device=settings.embed_device)
+    if reranker is None and settings.rerank == "likelihood":
+        reranker = likelihood_reranker(settings)
     rewriter = (QueryRewriter.for_corpus(data.segments["text"].tolist())
                 if settings.query_rewrite else None)
     return Retriever(data, embedder, settings.search_mode,
@@ -173,6 +176,21 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
                      rewriter=rewriter, reranker=reranker,
                      rerank_candidates=settings.rerank_candidates,
                      store=open_vector_store(settings, data, shared=shared_store))
+
+
+def likelihood_reranker(settings: Settings) -> Any:
+    """The query-likelihood reranker (``AULA_RERANK=likelihood``) over ``AULA_RERANK_MODEL``
+    (a causal LM folder or .gguf) or the embedded GGUF, in bfloat16 where the machine has it;
+    the model loads on first use."""
+    from app.lm_scorer import scorer_for
+    from corpus.rerank import LikelihoodReranker
+
+    scorer = scorer_for(settings.rerank_model or "embedded", settings.cache_dir, dtype="auto",
+                        setting="AULA_RERANK_MODEL")
+    if scorer is None:
+        raise InputError("AULA_RERANK=likelihood needs a model: leave AULA_RERANK_MODEL unset "
+                         "for the embedded one, or name a causal LM folder or .gguf file")
+    return LikelihoodReranker(scorer.logprobs, load=scorer.load)
 
 
 def _check_store(retriever: Retriever) -> None:
@@ -246,6 +264,9 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
 
     retriever = build(data)
     _check_store(retriever)
+    load = getattr(retriever.reranker, "load", None)
+    if load is not None:  # an in-process model: loaded at start-up, not on the first question
+        load()
     watch = (IndexWatch(store, build, retriever.data.live, settings.index_poll_seconds,
                         with_faiss=_uses_folder_faiss(settings))
              if settings.index_poll_seconds > 0 else None)

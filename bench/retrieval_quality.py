@@ -22,7 +22,10 @@ retriever's order and in the former E5-similarity order, on the held-out questio
 fitting ones the order was chosen on. With AULA_RERANK_MODEL, the cross-encoder rerank too;
 BENCH_LLM_RERANK_N > 0 runs the LLM yes/no rerank (embedded model, BENCH_RERANK_CANDIDATES
 candidates, 10 by default) on that many Portuguese questions and prints its quality beside the
-fusion's on the same questions, and the latency it adds. Ingest cost of the units:
+fusion's on the same questions, and the latency it adds. The query-likelihood rerank
+(``AULA_RERANK=likelihood``, the embedded model in this process) runs on the first
+BENCH_LIKELIHOOD_RERANK_N questions of each language (all by default, about 15 s a question on
+2 cores; 0 skips it), printed the same way. Ingest cost of the units:
 BENCH_INGEST_LECTURES lectures ingested with and without units (seconds, index MB).
 """
 
@@ -334,6 +337,14 @@ def main() -> None:
             llm, _ = build_llm(base, stack)
             _rerank("pt_llm_rerank", retriever, pt[:n_llm], llm_reranker(llm.first_token),
                     figures)
+    n_lik = env_int("BENCH_LIKELIHOOD_RERANK_N", len(pt))
+    likelihood = None
+    if n_lik > 0:
+        from app.services import likelihood_reranker
+
+        likelihood = likelihood_reranker(Settings(rerank="likelihood"))
+        likelihood.load()
+        _rerank("pt_likelihood_rerank", retriever, pt[:n_lik], likelihood, figures)
     if CORPUS_EN.exists() and QUESTIONS_EN.exists():
         store_en = _index("index-karpathy", CORPUS_EN, None, embedder, figures)
         data_en = store_en.load()
@@ -341,6 +352,8 @@ def main() -> None:
         en = read_gold(QUESTIONS_EN)
         figures["en_questions"] = len(en)
         _compare("en", retriever_en, en, figures)
+        if likelihood is not None:
+            _rerank("en_likelihood_rerank", retriever_en, en[:n_lik], likelihood, figures)
         _spelling("en_spelling", retriever_en, en, figures)
         _framing("en_framed", retriever_en, en, "en", figures)
         _passages("en_passages", retriever_en, embedder, en, figures)

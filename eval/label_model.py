@@ -70,6 +70,9 @@ class LabelModel:
     models: tuple[Submodel, ...]
     judge_model: str = ""
     fitted_items: int = 0
+    likelihood_model: str = ""
+    """The scorer whose ``reference_gain`` it was fitted on (``TransformersScorer.model_id``);
+    an item scored by another is labelled by the submodels that do not read the gain."""
     figures: dict[str, Any] = field(default_factory=dict)
 
     def predict(self, row: Row) -> str | None:
@@ -105,6 +108,7 @@ class LabelModel:
                 raise InputError("not a label model: its weights do not match its features")
         return cls(models=models, judge_model=str(data.get("judge_model", "")),
                    fitted_items=int(data.get("fitted_items", 0)),
+                   likelihood_model=str(data.get("likelihood_model") or ""),
                    figures=dict(data.get("figures") or {}))
 
 

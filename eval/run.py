@@ -132,6 +132,7 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     out["reference_novelty"] = None if words is None else words["novelty"]
     out["reference_recall"] = None if words is None else words["recall"]
     if p.likelihood is not None and reference is not None:
+        out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
         out["reference_gain"] = reference_gain(p.likelihood, question, answer_text,
                                                str(reference))
     if p.verify is not None and p.correctness:
@@ -198,7 +199,12 @@ def labelled(item: dict[str, Any], p: Pipeline, checkable: bool = True
     fitted_for = p.label_model.judge_model if p.label_model is not None else ""
     if p.label_model is not None and (not fitted_for or fitted_for == (p.judge_model() or
                                                                       fitted_for)):
-        label = p.label_model.predict(features(item, p.thresholds.support_at))
+        row = features(item, p.thresholds.support_at)
+        scored_by = item.get("likelihood_model")
+        if p.label_model.likelihood_model and scored_by and \
+                scored_by != p.label_model.likelihood_model:
+            row["reference_gain"] = None  # another scorer's gain is on another scale
+        label = p.label_model.predict(row)
         if label is not None:
             return label, "model"
     if not checkable:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -375,6 +376,10 @@ def fit_model(rows: Any, candidates: Sequence[str] | None = None) -> Any:
     models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
     model = fit_label_model(feats, labels, groups, FEATURES if candidates is None else candidates,
                             judge_model=models[0] if models else "")
+    scorers = {str(r["likelihood_model"]) for r in recs
+               if isinstance(r.get("likelihood_model"), str) and r["likelihood_model"]}
+    if len(scorers) == 1:  # the gains' scale: another scorer's are not read by this model
+        model = dataclasses.replace(model, likelihood_model=scorers.pop())
     predicted = loqo_predictions(model, feats, labels, groups)
     model.figures["loqo"] = agreement(labels, predicted)
     return model

@@ -313,3 +313,66 @@ def test_a_cross_encoder_loads_from_a_local_folder_and_orders_by_its_scores(
         plain[i].corpus_id for i in sorted(range(len(plain)), key=lambda i: (-scores[i], i))]
     with pytest.raises(RerankModelError, match="AULA_RERANK_MODEL"):
         CrossEncoderReranker(str(tmp_path / "no-such-model"))
+
+
+def _hit(i: int, text: str, lecture: str = "aula") -> object:
+    from corpus.models import Hit
+
+    return Hit(corpus_id=i, score=0.0, lecture_id=lecture, title=lecture, url="", start=120.0 * i,
+               end=120.0 * i + 120, text=text)
+
+
+@pytest.mark.slow
+def test_the_likelihood_rerank_puts_the_passage_that_answers_first() -> None:
+    """The real embedded model in this process: the three passages are on the same subject
+    (what fusion ranks close together), and only the last answers each question."""
+    from app.config import Settings
+    from app.lm_scorer import scorer_for
+    from app.services import likelihood_reranker
+
+    reranker = likelihood_reranker(Settings(rerank="likelihood"))
+    try:
+        _two_questions(reranker)
+    finally:
+        scorer_for.cache_clear()  # the model's memory back before the judge's own is loaded
+
+
+def _two_questions(reranker) -> None:  # type: ignore[no-untyped-def]
+    hits = [
+        _hit(0, "A função sigmoide pega qualquer número real e espreme esse número no intervalo "
+                "entre zero e um, e por isso as primeiras redes a usavam para a ativação dos "
+                "neurônios, inspiradas na ideia de um neurônio biológico que dispara ou não."),
+        _hit(1, "Cada camada da rede recebe as ativações da anterior, multiplica pelos pesos, "
+                "soma o viés e passa o resultado adiante; treinar a rede é achar esses pesos e "
+                "vieses, que são cerca de treze mil números nesta rede pequena."),
+        _hit(2, "Hoje quase ninguém usa a sigmoide nas camadas escondidas: a ReLU, que é só o "
+                "máximo entre zero e a entrada, é muito mais fácil de treinar, porque a "
+                "sigmoide achata o gradiente quando a entrada é grande e o aprendizado fica "
+                "lento."),
+    ]
+    ranked = reranker.rerank("pq trocaram a sigmoide pela relu?", list(hits))
+    assert ranked[0].corpus_id == 2
+    english = [
+        _hit(0, "Backpropagation computes the gradient of the loss with respect to every "
+                "weight by applying the chain rule from the output back to the input."),
+        _hit(1, "The learning rate sets how big a step gradient descent takes; too large and "
+                "the loss bounces around, too small and training crawls."),
+    ]
+    ranked = reranker.rerank("what happens if my learning rate is too high?", english)
+    assert ranked[0].corpus_id == 1
+
+
+def test_a_likelihood_rerank_model_that_is_not_there_is_one_clear_error(tmp_path: Path) -> None:
+    from app.config import Settings
+    from app.services import likelihood_reranker
+    from corpus.errors import InputError
+
+    with pytest.raises(InputError, match="AULA_RERANK_MODEL"):
+        likelihood_reranker(Settings(rerank="likelihood",
+                                     rerank_model=str(tmp_path / "missing.gguf")))
+    with pytest.raises(InputError, match="AULA_RERANK_MODEL"):
+        likelihood_reranker(Settings(rerank="likelihood", rerank_model="off"))
+    # a folder holding no model: one error naming it when the service starts
+    reranker = likelihood_reranker(Settings(rerank="likelihood", rerank_model=str(tmp_path)))
+    with pytest.raises(InputError, match=str(tmp_path)):
+        reranker.load()

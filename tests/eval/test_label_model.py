@@ -192,3 +192,27 @@ def test_a_judge_run_without_the_likelihood_scorer_still_reads_the_reference_wor
     no_gain = [{**r, "reference_gain": None} for r in rows]
     predicted = [model.predict(r) for r in no_gain]
     assert cohen_kappa(labels, predicted, weights="linear") >= 0.6
+
+
+def test_a_gain_read_by_another_scorer_is_not_read_on_the_fitted_scale() -> None:
+    """The label model records which scorer read the gains it was fitted on; an answer whose
+    gain another model read (``AULA_JUDGE_LIKELIHOOD`` pointed elsewhere: another scale) is
+    labelled without it, so a high gain from that model cannot make a wrong answer right."""
+    import dataclasses
+
+    from eval.run import Pipeline, labelled
+
+    rows, labels, groups = _reference_items(5, claim_noise=1.0, gain_noise=0.05,
+                                            novelty_noise=0.08)
+    model = dataclasses.replace(fit_label_model(rows, labels, groups, FEATURES),
+                                likelihood_model="scorer-a@float32")
+    again = LabelModel.from_dict(json.loads(model.to_json()))
+    assert again.likelihood_model == model.likelihood_model
+    p = Pipeline(judge=lambda m: "", label_model=model)
+    # the words say wrong, the gain says right
+    item = {"correctness_claim_p": [0.5], "reference_novelty": 0.75, "reference_recall": 0.1,
+            "reference_gain": 1.6}
+    same, _ = labelled({**item, "likelihood_model": "scorer-a@float32"}, p)
+    other, by = labelled({**item, "likelihood_model": "scorer-b@bfloat16"}, p)
+    assert same != "I"
+    assert (other, by) == ("I", "model")
