@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     # (corpus/rerank.py; rerank_model: a causal LM folder or .gguf, else the embedded GGUF).
     rerank: Literal["auto", "off", "cross-encoder", "llm", "likelihood"] = "auto"
     rerank_model: str | None = None
+    # "likelihood": weight of the fused order beside the question's likelihood (0: the
+    # likelihood alone; corpus/rerank.py FUSION_PRIOR, chosen with the embedded model).
+    rerank_fusion_prior: float = Field(default=0.3, ge=0.0)
     rerank_candidates: int = Field(default=10, ge=1, le=100)
     top_k: int = 10
 

@@ -190,7 +190,8 @@ def likelihood_reranker(settings: Settings) -> Any:
     if scorer is None:
         raise InputError("AULA_RERANK=likelihood needs a model: leave AULA_RERANK_MODEL unset "
                          "for the embedded one, or name a causal LM folder or .gguf file")
-    return LikelihoodReranker(scorer.logprobs, load=scorer.load)
+    return LikelihoodReranker(scorer.logprobs, load=scorer.load,
+                              prior=settings.rerank_fusion_prior)
 
 
 def _check_store(retriever: Retriever) -> None:

@@ -25,7 +25,8 @@ candidates, 10 by default) on that many Portuguese questions and prints its qual
 fusion's on the same questions, and the latency it adds. The query-likelihood rerank
 (``AULA_RERANK=likelihood``, the embedded model in this process) runs on the first
 BENCH_LIKELIHOOD_RERANK_N questions of each language (all by default, about 15 s a question on
-2 cores; 0 skips it), printed the same way. Ingest cost of the units:
+2 cores; 0 skips it): the fusion, the rerank as the service orders it (with the shipped
+weight of the fused order) and the likelihood alone, on the same hits. Ingest cost of the units:
 BENCH_INGEST_LECTURES lectures ingested with and without units (seconds, index MB).
 """
 
@@ -229,6 +230,38 @@ def _rerank(prefix: str, retriever: Any, questions: list[Any], reranker: Any,
     figures[f"{prefix}_added_p50_s"] = median(ranked_s) - median(plain_s)
 
 
+def _likelihood_rerank(prefix: str, retriever: Any, questions: list[Any], reranker: Any,
+                       figures: dict[str, Any]) -> None:
+    """The query-likelihood rerank of the first BENCH_RERANK_CANDIDATES fused hits: each
+    question's hits scored once, ordered as the service orders them (the likelihood plus the
+    shipped weight of the fused order) and by the likelihood alone, beside the fusion; the
+    seconds the scoring adds (p50)."""
+    from tqdm import tqdm
+
+    from corpus.rerank import reorder, with_prior
+    from eval.retrieval import figures as span_figures
+
+    n = env_int("BENCH_RERANK_CANDIDATES", 10)
+    orders: dict[str, list[Any]] = {"fused": [], "reranked": [], "likelihood_only": []}
+    added: list[float] = []
+    for q in tqdm(questions, desc=prefix, unit="question"):
+        hits = retriever.search_timed(q.question, max(10, n), rerank=False).hits
+        t0 = time.perf_counter()
+        scores = reranker.scores(q.question, hits[:n])
+        added.append(time.perf_counter() - t0)
+        orders["fused"].append(hits)
+        orders["reranked"].append(reorder(hits[:n], with_prior(scores, reranker.prior))
+                                  + hits[n:])
+        orders["likelihood_only"].append(reorder(hits[:n], scores) + hits[n:])
+    figures[f"{prefix}_questions"] = len(questions)
+    figures[f"{prefix}_candidates"] = n
+    figures[f"{prefix}_fusion_prior"] = reranker.prior
+    for name, results in orders.items():
+        for key, val in span_figures(questions, results).items():
+            figures[f"{prefix}_{name}_{key}"] = val
+    figures[f"{prefix}_added_p50_s"] = median(added)
+
+
 def _by_similarity(passages: list[Any]) -> list[Any]:
     """The passage order the answerer used before stop 25 (the baseline): the best sentence
     group's E5 similarity plus half the window's E5 cosine, repeats left out as shipped."""
@@ -344,7 +377,8 @@ def main() -> None:
 
         likelihood = likelihood_reranker(Settings(rerank="likelihood"))
         likelihood.load()
-        _rerank("pt_likelihood_rerank", retriever, pt[:n_lik], likelihood, figures)
+        _likelihood_rerank("pt_likelihood_rerank", retriever, pt[:n_lik], likelihood,
+                           figures)
     if CORPUS_EN.exists() and QUESTIONS_EN.exists():
         store_en = _index("index-karpathy", CORPUS_EN, None, embedder, figures)
         data_en = store_en.load()
@@ -353,7 +387,8 @@ def main() -> None:
         figures["en_questions"] = len(en)
         _compare("en", retriever_en, en, figures)
         if likelihood is not None:
-            _rerank("en_likelihood_rerank", retriever_en, en[:n_lik], likelihood, figures)
+            _likelihood_rerank("en_likelihood_rerank", retriever_en, en[:n_lik],
+                               likelihood, figures)
         _spelling("en_spelling", retriever_en, en, figures)
         _framing("en_framed", retriever_en, en, "en", figures)
         _passages("en_passages", retriever_en, embedder, en, figures)
