@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from corpus.rerank import FUSION_PRIOR
+
 
 def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "aula"
@@ -60,8 +62,8 @@ class Settings(BaseSettings):
     rerank: Literal["auto", "off", "cross-encoder", "llm", "likelihood"] = "auto"
     rerank_model: str | None = None
     # "likelihood": weight of the fused order beside the question's likelihood (0: the
-    # likelihood alone; corpus/rerank.py FUSION_PRIOR, chosen with the embedded model).
-    rerank_fusion_prior: float = Field(default=0.3, ge=0.0)
+    # likelihood alone; the default was chosen with the embedded model, corpus/rerank.py).
+    rerank_fusion_prior: float = Field(default=FUSION_PRIOR, ge=0.0)
     rerank_candidates: int = Field(default=10, ge=1, le=100)
     top_k: int = 10
 
