@@ -144,15 +144,14 @@ class LikelihoodReranker:
         if self._load is not None:
             self._load()
 
-    def messages(self, question: str, text: str) -> list[dict[str, str]]:
-        lang = "en" if self._language(question) == "en" else "pt"
-        return [{"role": "system", "content": QUESTION_SYSTEM[lang]},
-                {"role": "user", "content": QUESTION_PROMPTS[lang].format(passage=text)}]
-
     def scores(self, question: str, hits: Sequence[Hit]) -> list[float | None]:
+        lang = "en" if self._language(question) == "en" else "pt"
+        reply = question.strip()
         out: list[float | None] = []
         for h in hits:
-            lp = self._logprobs(self.messages(question, rerank_text(h)), question.strip())
+            prompt = QUESTION_PROMPTS[lang].format(passage=rerank_text(h))
+            lp = self._logprobs([{"role": "system", "content": QUESTION_SYSTEM[lang]},
+                                 {"role": "user", "content": prompt}], reply)
             out.append(float(np.mean(lp)) if lp else None)
         return out
 

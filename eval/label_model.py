@@ -207,7 +207,8 @@ def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
 
 
 def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
-                    candidates: Sequence[str], *, judge_model: str = "") -> LabelModel:
+                    candidates: Sequence[str], *, judge_model: str = "",
+                    likelihood_model: str = "") -> LabelModel:
     """Submodels chosen and fitted on the rows that have their signals (``_variants``): the
     first that may read every signal, then ones that read fewer; a variant whose signals are
     the same as an earlier one's is skipped."""
@@ -238,7 +239,8 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
         raise InputError("too few labelled items with judge signals to fit a label model "
                          "(need two labels and three questions)")
     return LabelModel(models=tuple(models), judge_model=judge_model,
-                      fitted_items=len(rows), figures=figures)
+                      fitted_items=len(rows), likelihood_model=likelihood_model,
+                      figures=figures)
 
 
 def loqo_predictions(model: LabelModel, rows: Sequence[Row], labels: Sequence[str],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -374,12 +373,12 @@ def fit_model(rows: Any, candidates: Sequence[str] | None = None) -> Any:
     key = "question_id" if any(r.get("question_id") for r in recs) else "question"
     groups = [str(r.get(key)) for r in recs]
     models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
-    model = fit_label_model(feats, labels, groups, FEATURES if candidates is None else candidates,
-                            judge_model=models[0] if models else "")
-    scorers = {str(r["likelihood_model"]) for r in recs
+    # the gains' scale: another scorer's are not read by this model (eval.run.labelled)
+    scorers = {r["likelihood_model"] for r in recs
                if isinstance(r.get("likelihood_model"), str) and r["likelihood_model"]}
-    if len(scorers) == 1:  # the gains' scale: another scorer's are not read by this model
-        model = dataclasses.replace(model, likelihood_model=scorers.pop())
+    model = fit_label_model(feats, labels, groups, FEATURES if candidates is None else candidates,
+                            judge_model=models[0] if models else "",
+                            likelihood_model=scorers.pop() if len(scorers) == 1 else "")
     predicted = loqo_predictions(model, feats, labels, groups)
     model.figures["loqo"] = agreement(labels, predicted)
     return model

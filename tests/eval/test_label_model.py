@@ -198,14 +198,11 @@ def test_a_gain_read_by_another_scorer_is_not_read_on_the_fitted_scale() -> None
     """The label model records which scorer read the gains it was fitted on; an answer whose
     gain another model read (``AULA_JUDGE_LIKELIHOOD`` pointed elsewhere: another scale) is
     labelled without it, so a high gain from that model cannot make a wrong answer right."""
-    import dataclasses
-
     from eval.run import Pipeline, labelled
 
     rows, labels, groups = _reference_items(5, claim_noise=1.0, gain_noise=0.05,
                                             novelty_noise=0.08)
-    model = dataclasses.replace(fit_label_model(rows, labels, groups, FEATURES),
-                                likelihood_model="scorer-a@float32")
+    model = fit_label_model(rows, labels, groups, FEATURES, likelihood_model="scorer-a@float32")
     again = LabelModel.from_dict(json.loads(model.to_json()))
     assert again.likelihood_model == model.likelihood_model
     p = Pipeline(judge=lambda m: "", label_model=model)
