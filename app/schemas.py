@@ -17,6 +17,13 @@ NOT_BLANK = (r"[^\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028
              r"\u202f\u205f\u3000]")
 NO_NUL = r"^[^\x00]*$"
 
+# The longest request head these limits allow: ``GET /search`` with the longest question and
+# every lecture id it may name, percent-encoded (a character is at most 4 UTF-8 bytes, each
+# written %XX), plus 64 KiB of headers. The server must read a head this long even when it
+# arrives in pieces (uvicorn's h11 parser refuses an incomplete head past 16 KiB by default).
+MAX_REQUEST_HEAD = 12 * (MAX_QUESTION + MAX_LECTURES * (MAX_LECTURE_ID + len("&lecture="))) \
+    + 64 * 1024
+
 LectureId = Annotated[str, Field(min_length=1, max_length=MAX_LECTURE_ID, pattern=NO_NUL)]
 
 

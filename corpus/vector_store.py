@@ -22,7 +22,6 @@ The units' channels stay in the retriever's memory, over the catalogue's unit ve
 from __future__ import annotations
 
 import copy
-import json
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -113,15 +112,27 @@ class FolderStore:
         pass
 
 
+# Milvus's expression strings take \\ \" \n \r \t as escapes and every other character as
+# itself (a JSON \uXXXX escape is refused: "unknown escape sequence"; milvus-lite has no
+# filter templates to pass values apart from the expression).
+_MILVUS_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r",
+                                 "\t": "\\t"})
+
+
+def milvus_string(value: str) -> str:
+    """``value`` as a Milvus expression string literal: quotes cannot end it early."""
+    return '"' + str(value).translate(_MILVUS_ESCAPES) + '"'
+
+
 def milvus_filter(lectures: Sequence[str] | None = None,
                   courses: Sequence[str] | None = None) -> str:
-    """A Milvus boolean expression limiting rows to these lectures and courses ("" for all).
-    Values are written as JSON strings, so quotes in an id cannot change the expression."""
+    """A Milvus boolean expression limiting rows to these lectures and courses ("" for all);
+    any id (accents, quotes, line breaks) is one literal that matches only itself."""
     parts = []
     if lectures:
-        parts.append(f"lecture_id in [{', '.join(json.dumps(str(x)) for x in lectures)}]")
+        parts.append(f"lecture_id in [{', '.join(milvus_string(x) for x in lectures)}]")
     if courses:
-        parts.append(f"course in [{', '.join(json.dumps(str(x)) for x in courses)}]")
+        parts.append(f"course in [{', '.join(milvus_string(x) for x in courses)}]")
     return " and ".join(parts)
 
 

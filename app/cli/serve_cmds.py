@@ -31,10 +31,10 @@ def serve(
     s = settings_for(index)
     with one_line_errors():
         s.index_dir  # noqa: B018 - settings validated before the server starts
-        from app.ratelimit import server_options
+        from app.serving import uvicorn_options
 
         uvicorn.run(create_app(s), host=host, port=port, log_level="info",
-                    **server_options(s))  # X-Forwarded-For only from AULA_TRUSTED_PROXIES
+                    **uvicorn_options(s))  # proxies from AULA_TRUSTED_PROXIES; long heads
 
 
 def ask(

@@ -19,6 +19,7 @@ from app.auth import issue_token
 from app.config import Settings
 from app.db.session import open_database
 from app.main import create_app
+from app.serving import uvicorn_options
 from tests.app.fake_llm import FakeLLMServer
 from tests.review.conftest import add_instructor, seed
 from tests.servers import ServedApp
@@ -41,7 +42,7 @@ def served(sample_index, tmp_path_factory) -> Iterator[tuple[str, str]]:  # type
         add_instructor(db)
         seed(db, 5)
         token = issue_token(db, "ana")
-        with ServedApp(create_app(settings)) as srv:
+        with ServedApp(create_app(settings), **uvicorn_options(settings)) as srv:
             yield srv.url, token
         db.close()
 

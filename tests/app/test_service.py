@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import time
 from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 import pytest
 
 from app.config import Settings
 from app.main import create_app
+from app.schemas import MAX_LECTURES
+from app.serving import uvicorn_options
 from tests.app.fake_llm import FakeLLMServer
 from tests.servers import ServedApp
 
@@ -38,7 +44,7 @@ def service(request, sample_index, fake_llm, tmp_path_factory) -> Iterator[str]:
     from it: every test here runs on both vector stores."""
     # the endpoint carries credentials, as some proxies want them: no anonymous reply names it
     endpoint = fake_llm.base_url.replace("http://", "http://aluno:chave-na-url@")
-    store: dict[str, object] = {}
+    store: dict[str, Any] = {}
     if request.param == "milvus":
         from corpus.vector_store import MilvusStore
 
@@ -52,7 +58,7 @@ def service(request, sample_index, fake_llm, tmp_path_factory) -> Iterator[str]:
         llm_api_key="sk-segredo", llm_model="fake-model", llm_retries=2, llm_timeout=5,
         **store,
     )
-    with ServedApp(create_app(settings)) as srv:
+    with ServedApp(create_app(settings), **uvicorn_options(settings)) as srv:
         yield srv.url
 
 
@@ -165,6 +171,29 @@ def test_search_segments_and_lectures(service: str) -> None:
     only = httpx.get(f"{service}/search",
                      params={"q": "gradiente", "lecture": "derivadas"}).json()
     assert {h["lecture_id"] for h in only["hits"]} == {"derivadas"}
+
+
+def test_a_search_over_many_lectures_arriving_in_pieces(service: str) -> None:
+    # A course page may limit a search to every lecture it lists (the API allows 500 ids): a
+    # 30 KB request line, which a proxy or a slow link delivers in pieces. The server reads it
+    # whole; uvicorn's default parser drops the connection past 16 KB of an unfinished head.
+    ids = ["derivadas"] + [f"curso-de-calculo-{i:03d}-aula-ção" for i in range(MAX_LECTURES - 1)]
+    query = urlencode({"q": "derivada do seno", "k": 3, "lecture": ids}, doseq=True)
+    assert len(query) > 16 * 1024
+    addr = urlsplit(service)
+    head = (f"GET /search?{query} HTTP/1.1\r\nHost: {addr.netloc}\r\n"
+            "Connection: close\r\n\r\n").encode()
+    reply = b""
+    with socket.create_connection((addr.hostname, addr.port), timeout=30) as conn:
+        for at in range(0, len(head), 4096):
+            conn.sendall(head[at:at + 4096])
+            time.sleep(0.01)
+        while chunk := conn.recv(65536):
+            reply += chunk
+    status, _, body = reply.partition(b"\r\n\r\n")
+    assert status.split()[1] == b"200", status
+    hits = json.loads(body)["hits"]
+    assert hits and {h["lecture_id"] for h in hits} == {"derivadas"}
 
 
 def test_openapi_documents_the_routes(service: str) -> None:

@@ -123,8 +123,29 @@ def test_a_collection_of_another_dimension_is_refused_by_name(
         store.close()
 
 
-def test_filters_quote_lecture_ids_safely() -> None:
-    assert milvus_filter(['a" or id > 0 or "']) == 'lecture_id in ["a\\" or id > 0 or \\""]'
+ODD_IDS = ['aula "ção"\nduas linhas', "barra\\ 𝔸\ttab\r"]  # the sample's two lectures
+NO_SUCH = ['a" or id > 0 or "', "ctl\x01\x7f\u2028", "aula-ção", 'aula "ção"']
+
+
+def test_a_search_limited_to_odd_lecture_ids_finds_exactly_those(
+        sample_index: IndexStore, tmp_path: Path) -> None:
+    # Lecture ids come from file names and course pages: accents, quotes and line breaks
+    # each match only the lecture that has that id, and none rewrites the filter.
+    data = sample_index.load(with_faiss=False)
+    renamed = dict(zip(sorted(data.segments["lecture_id"].unique()), ODD_IDS, strict=True))
+    data.segments["lecture_id"] = data.segments["lecture_id"].map(renamed)
+    store = MilvusStore(str(tmp_path / "m.db"), "odd_ids")
+    try:
+        store.sync(data)
+        qv = data.vectors[0]
+        for lid in renamed.values():
+            ids, _ = store.dense(qv, 50, lectures=[lid, *NO_SUCH])
+            got = set(data.segments.set_index("corpus_id").loc[ids, "lecture_id"])
+            assert got == {lid}, lid
+        for other in NO_SUCH:
+            assert len(store.dense(qv, 50, lectures=[other])[0]) == 0, other
+    finally:
+        store.close()
     assert milvus_filter(["x"], ["c1"]) == 'lecture_id in ["x"] and course in ["c1"]'
     assert milvus_filter() == ""
 
