@@ -169,6 +169,7 @@ def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
         "reference_novelty": item.get("reference_novelty"),
         "reference_recall": item.get("reference_recall"),
         "reference_gain": item.get("reference_gain"),
+        "reference_gain_low": item.get("reference_gain_low"),
         "likelihood_model": item.get("likelihood_model"),
         "label_by": item.get("label_by"),
         "thresholds": pipeline.thresholds.to_dict(),

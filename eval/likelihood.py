@@ -10,7 +10,12 @@ This is likelihood scoring in the manner of GPTScore / BARTScore, read as a diff
 fluency and length (what the model would write anyway) cancel out.
 
 The signal is the mean gain per answer token, in nats (its sum, worst sentence or low
-percentile told the labels apart less well on the judge bench's fitting part; README).
+percentile told the labels apart less well on the judge bench's fitting part; README). Beside
+it, read from the same two passes at no extra cost, ``reference_gain_low``: the mean gain of the
+answer's worst stretch of ``WINDOW`` tokens, meant for the answer right but for one part. Offered
+to the label model beside the mean, forward selection kept it on the fitting part and it helped
+the test part a little too (README, "Stop 35"); on a single answer it need not fall on the slip
+(a loosely worded clause can be the worst stretch), so it is read only through the fitted model.
 
 It needs the log-probabilities of a given text, which an OpenAI-compatible chat endpoint does
 not return (llama.cpp's server has no prompt log-probabilities), so the scorer is a model run in
@@ -38,6 +43,8 @@ WITH_REFERENCE = (
 )
 WITHOUT_REFERENCE = "Pergunta do aluno: {question}\n\nResponda à pergunta."
 MAX_CHARS = 1500
+WINDOW = 12
+"""Tokens in the stretch ``reference_gain_low`` reads (about a short clause)."""
 """Question, reference and answer are each cut to this many characters (a long answer's first
 part says whether it follows the reference; the cost grows with the length)."""
 
@@ -64,15 +71,37 @@ def mean_gain(with_reference: Sequence[float], without: Sequence[float]) -> floa
     return statistics.fmean(a - b for a, b in zip(with_reference, without, strict=True))
 
 
+def lowest_window_gain(with_reference: Sequence[float], without: Sequence[float],
+                       window: int = WINDOW) -> float | None:
+    """The mean per-token gain of the answer's worst stretch of ``window`` tokens (the whole
+    answer when it is shorter); None for an empty answer."""
+    if not with_reference or len(with_reference) != len(without):
+        return None
+    gains = [a - b for a, b in zip(with_reference, without, strict=True)]
+    width = min(window, len(gains))
+    return min(statistics.fmean(gains[i:i + width]) for i in range(len(gains) - width + 1))
+
+
+def reference_gains(scorer: ContinuationScorer, question: str, answer: str, reference: str
+                    ) -> dict[str, float | None] | None:
+    """``reference_gain`` (the mean gain, ``mean_gain``) and ``reference_gain_low`` (its worst
+    stretch, ``lowest_window_gain``) from one pair of passes; None without an answer or a
+    reference."""
+    answer = answer.strip()[:MAX_CHARS]
+    if not answer or not reference or not reference.strip():
+        return None
+    with_reference = scorer.logprobs(messages(question, reference), answer)
+    without = scorer.logprobs(messages(question, None), answer)
+    return {"reference_gain": mean_gain(with_reference, without),
+            "reference_gain_low": lowest_window_gain(with_reference, without)}
+
+
 def reference_gain(scorer: ContinuationScorer, question: str, answer: str, reference: str
                    ) -> float | None:
     """How much the reference answer raises the answer's likelihood (``mean_gain``); None
     without an answer or a reference."""
-    answer = answer.strip()[:MAX_CHARS]
-    if not answer or not reference or not reference.strip():
-        return None
-    return mean_gain(scorer.logprobs(messages(question, reference), answer),
-                     scorer.logprobs(messages(question, None), answer))
+    gains = reference_gains(scorer, question, answer, reference)
+    return None if gains is None else gains["reference_gain"]
 
 
 def cpu_has_bf16() -> bool:

@@ -27,11 +27,17 @@ from eval.claims import FirstTokenFn, verify_claims
 from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
 from eval.label_model import LabelModel
 from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
-from eval.likelihood import ContinuationScorer, reference_gain
+from eval.likelihood import ContinuationScorer, reference_gains
 from eval.metrics import Span, first_hit_rank
 from eval.record import Record, Reference
 from eval.report import summarise, write_records, write_rows, write_summary
-from eval.signals import coverage, features, reference_agreement, reference_words
+from eval.signals import (
+    LIKELIHOOD_FEATURES,
+    coverage,
+    features,
+    reference_agreement,
+    reference_words,
+)
 
 ITEMS = "items.jsonl"
 ChatFn = Callable[[list[dict[str, str]]], str]
@@ -133,8 +139,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     out["reference_recall"] = None if words is None else words["recall"]
     if p.likelihood is not None and reference is not None:
         out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
-        out["reference_gain"] = reference_gain(p.likelihood, question, answer_text,
-                                               str(reference))
+        gains = reference_gains(p.likelihood, question, answer_text, str(reference))
+        out.update(gains or {"reference_gain": None, "reference_gain_low": None})
     if p.verify is not None and p.correctness:
         out["coverage_p"] = coverage(p.verify, question, answer_text)
         if reference is not None:
@@ -203,7 +209,8 @@ def labelled(item: dict[str, Any], p: Pipeline, checkable: bool = True
         scored_by = item.get("likelihood_model")
         if p.label_model.likelihood_model and scored_by and \
                 scored_by != p.label_model.likelihood_model:
-            row["reference_gain"] = None  # another scorer's gain is on another scale
+            for name in LIKELIHOOD_FEATURES:  # another scorer's gains are on another scale
+                row[name] = None
         label = p.label_model.predict(row)
         if label is not None:
             return label, "model"

@@ -9,7 +9,8 @@ Two more yes/no questions, read from the first token's probability like the clai
   without contradicting it? Only where the item has a reference answer.
 
 One more reads how much the reference answer makes the answer more likely for a language
-model (``reference_gain``, ``eval.likelihood``): it needs a scorer run in this process.
+model (``reference_gain``, and ``reference_gain_low`` for its worst stretch;
+``eval.likelihood``): it needs a scorer run in this process.
 
 Two more read the words alone, no LLM, where the item has a reference answer in the answer's
 language (``reference_words``): the share of the answer's content words (stems, accents folded,
@@ -89,12 +90,13 @@ def reference_words(question: str, answer: str, reference: str | None
 FEATURES = (
     "ar", "claim_mean", "claim_min", "claim_share", "claim_count", "strict_mean", "strict_min",
     "coverage", "reference_agree", "reference_novelty", "reference_recall", "reference_gain",
+    "reference_gain_low",
 )
 """Every signal a label model may use, in this order."""
 REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall",
-                      "reference_gain")
+                      "reference_gain", "reference_gain_low")
 """The signals only an item with a reference answer has."""
-LIKELIHOOD_FEATURES = ("reference_gain",)
+LIKELIHOOD_FEATURES = ("reference_gain", "reference_gain_low")
 """The signals that need a likelihood scorer (``eval.likelihood``)."""
 WORD_FEATURES = ("reference_novelty", "reference_recall")
 """The signals that need the answer in the reference's language (its words must match)."""
@@ -136,6 +138,7 @@ def features(item: Mapping[str, Any], support_at: float = 0.85) -> dict[str, flo
         "reference_novelty": words[0],
         "reference_recall": words[1],
         "reference_gain": _number(item.get("reference_gain")),
+        "reference_gain_low": _number(item.get("reference_gain_low")),
     }
 
 

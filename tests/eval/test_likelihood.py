@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from corpus.errors import InputError
-from eval.likelihood import messages, reference_gain
+from eval.likelihood import WINDOW, lowest_window_gain, messages, reference_gain, reference_gains
 from eval.run import Pipeline, evaluate_item
 
 QUESTION = "quando o produto escalar de dois vetores da negativo? e zero?"
@@ -16,6 +16,10 @@ REFERENCE = ("É negativo quando os vetores apontam em direções geralmente opo
              "são perpendiculares, porque a projeção de um sobre o outro é o vetor zero.")
 RIGHT = ("Dá negativo quando eles apontam em sentidos geralmente opostos, e zero quando são "
          "perpendiculares: a projeção de um no outro vira o vetor zero.")
+# RIGHT, longer, with one slip: "paralelos" where the lecture says perpendicular
+LONG_SLIP = ("O sinal do produto escalar diz para onde os vetores apontam. " +
+             RIGHT.replace("zero quando são perpendiculares", "zero quando são paralelos") +
+             " Se apontam geralmente na mesma direção, o produto escalar é positivo.")
 WRONG = ("Dá negativo quando o ângulo entre eles é menor que 90 graus, e zero quando são "
          "paralelos, porque projetar um no outro não acrescenta nada.")
 
@@ -45,6 +49,16 @@ def test_the_reference_is_read_once_with_and_once_without() -> None:
     assert reference_gain(scorer, QUESTION, RIGHT, "") is None
 
 
+def test_the_worst_stretch_is_the_lowest_mean_gain_of_a_window() -> None:
+    # one clause the reference makes less likely in a long answer the mean would hide
+    gains = reference_gains(ReadsReference(), QUESTION, LONG_SLIP, REFERENCE)
+    assert gains is not None
+    assert gains["reference_gain_low"] < gains["reference_gain"]  # type: ignore[operator]
+    assert lowest_window_gain([1.0] * 20 + [-2.0] * WINDOW + [1.0] * 20, [0.0] * 52) == -2.0
+    assert lowest_window_gain([1.0, 3.0], [0.0, 0.0]) == 2.0  # shorter than a window: all of it
+    assert lowest_window_gain([], []) is None
+
+
 def test_a_judged_item_with_a_reference_stores_its_gain_and_one_without_does_not() -> None:
     def judge(_messages: list[dict[str, str]]) -> str:
         return "Criteria: ok\nSupporting Evidence: ok\nScore: 3"
@@ -53,6 +67,7 @@ def test_a_judged_item_with_a_reference_stores_its_gain_and_one_without_does_not
     row = {"id": "a", "question": QUESTION, "answer": RIGHT, "reference_answer": REFERENCE}
     item = evaluate_item(row, p)
     assert item["reference_gain"] is not None and item["reference_gain"] > 0
+    assert item["reference_gain_low"] is not None
     json.dumps(item)  # stored as data in items.jsonl
     bare = evaluate_item({**row, "reference_answer": None}, p)
     assert bare.get("reference_gain") is None
