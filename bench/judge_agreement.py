@@ -124,7 +124,8 @@ def main() -> None:
     }
     # the same fit without the likelihood gain (eval/likelihood.py): what it adds, same run
     without_gain = fit_model(rows[rows["split"] == "fit"],
-                             [f for f in FEATURES if f not in LIKELIHOOD_FEATURES])
+                             [f for f in FEATURES if f not in LIKELIHOOD_FEATURES],
+                             support_at=th.support_at)
     for c in conditions:
         held = rows[(rows["split"] == "test") & (rows["condition"] == c)]
         fig = held_out_figures(held, th, model)

@@ -322,7 +322,7 @@ def fit_labels(
         items = judged_items(rows)
         th = fit_thresholds(items)
         cv = cross_validated(items)
-        model = fit_model(rows) if "coverage_p" in rows else None
+        model = fit_model(rows, support_at=th.support_at) if "coverage_p" in rows else None
         fitted = sum(1 for it in items if it[2] is not None and not pd.isna(it[2]))
         result: dict[str, Any] = {"thresholds": th.to_dict(), "cross_validated": cv}
         if model is not None:
@@ -358,17 +358,21 @@ def fit_labels(
                        f"kappa linear {_f(fig['kappa_linear'])}")
 
 
-def fit_model(rows: Any, candidates: Sequence[str] | None = None) -> Any:
+def fit_model(rows: Any, candidates: Sequence[str] | None = None, *,
+              support_at: float | None = None) -> Any:
     """The label model fitted on the judged ``rows`` with manual labels, with its
     leave-one-question-out agreement in ``figures['loqo']``; ``candidates``: the signals it may
-    choose from (default: every one, ``eval.signals.FEATURES``)."""
+    choose from (default: every one, ``eval.signals.FEATURES``). ``support_at``: the claim P
+    that counts as confirmed in ``claim_share``: the fitted thresholds' (the label model is read
+    at theirs, ``eval.run.labelled``; default ``Thresholds().support_at``)."""
     from eval.label_model import fit_label_model, loqo_predictions
-    from eval.labels import normalise_label
+    from eval.labels import Thresholds, normalise_label
     from eval.metrics import agreement
     from eval.signals import FEATURES, features
 
     recs = [r for r in rows.to_dict("records") if normalise_label(r.get("manual"))]
-    feats = [features(r) for r in recs]
+    at = Thresholds().support_at if support_at is None else support_at
+    feats = [features(r, at) for r in recs]
     labels = [str(normalise_label(r["manual"])) for r in recs]
     key = "question_id" if any(r.get("question_id") for r in recs) else "question"
     groups = [str(r.get(key)) for r in recs]

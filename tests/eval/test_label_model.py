@@ -213,3 +213,28 @@ def test_a_gain_read_by_another_scorer_is_not_read_on_the_fitted_scale() -> None
     other, by = labelled({**item, "likelihood_model": "scorer-b@bfloat16"}, p)
     assert same != "I"
     assert (other, by) == ("I", "model")
+
+
+def test_the_model_reads_the_claim_share_at_the_level_it_was_fitted_at() -> None:
+    # fit-labels fits the thresholds first (here: a claim counts as confirmed from P 0.75) and
+    # the batch and the service read the model's claim share at that level: the fit must too.
+    import pandas as pd
+
+    from app.cli.eval_cmds import fit_model
+    from eval.labels import Thresholds
+    from eval.run import Pipeline, automated_label
+
+    rnd = random.Random(3)
+    # C: every claim at P 0.76-0.84 (all confirmed at 0.75, none at the default 0.85);
+    # I: every claim below 0.75
+    ranges = {"C": (0.76, 0.84), "I": (0.55, 0.74)}
+    items = []
+    for q in range(8):
+        for label, (lo, hi) in ranges.items():
+            ps = [rnd.uniform(lo, hi) for _ in range(3)]
+            items.append({"question_id": f"q{q}", "manual": label, "ar_score": 3,
+                          "correctness_claim_p": ps, "coverage_p": 0.9})
+    th = Thresholds(support_at=0.75)
+    model = fit_model(pd.DataFrame(items), ["claim_share"], support_at=th.support_at)
+    p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)
+    assert [automated_label(it, p) for it in items] == [it["manual"] for it in items]
