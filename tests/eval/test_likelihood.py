@@ -16,10 +16,6 @@ REFERENCE = ("É negativo quando os vetores apontam em direções geralmente opo
              "são perpendiculares, porque a projeção de um sobre o outro é o vetor zero.")
 RIGHT = ("Dá negativo quando eles apontam em sentidos geralmente opostos, e zero quando são "
          "perpendiculares: a projeção de um no outro vira o vetor zero.")
-# RIGHT, longer, with one slip: "paralelos" where the lecture says perpendicular
-LONG_SLIP = ("O sinal do produto escalar diz para onde os vetores apontam. " +
-             RIGHT.replace("zero quando são perpendiculares", "zero quando são paralelos") +
-             " Se apontam geralmente na mesma direção, o produto escalar é positivo.")
 WRONG = ("Dá negativo quando o ângulo entre eles é menor que 90 graus, e zero quando são "
          "paralelos, porque projetar um no outro não acrescenta nada.")
 
@@ -50,11 +46,18 @@ def test_the_reference_is_read_once_with_and_once_without() -> None:
 
 
 def test_the_worst_stretch_is_the_lowest_mean_gain_of_a_window() -> None:
-    # one clause the reference makes less likely in a long answer the mean would hide
-    gains = reference_gains(ReadsReference(), QUESTION, LONG_SLIP, REFERENCE)
+    # a long stretch the reference says nothing of, inside an answer that follows it: the mean
+    # stays well above zero, the worst stretch is that stretch (no gain at all)
+    aside = " ".join(["pipoca"] * WINDOW)
+    gains = reference_gains(ReadsReference(), QUESTION, f"{RIGHT} {aside} {RIGHT}", REFERENCE)
     assert gains is not None
-    assert gains["reference_gain_low"] < gains["reference_gain"]  # type: ignore[operator]
-    assert lowest_window_gain([1.0] * 20 + [-2.0] * WINDOW + [1.0] * 20, [0.0] * 52) == -2.0
+    assert gains["reference_gain"] is not None and gains["reference_gain"] > 0.2
+    assert gains["reference_gain_low"] == 0.0
+    plain = reference_gains(ReadsReference(), QUESTION, RIGHT, REFERENCE)  # shorter than WINDOW
+    assert plain is not None and plain["reference_gain"] is not None
+    assert plain["reference_gain_low"] == plain["reference_gain"] > 0.2
+    assert lowest_window_gain([1.0] * 20 + [-2.0] * WINDOW + [1.0] * 20,
+                              [0.0] * (40 + WINDOW)) == -2.0
     assert lowest_window_gain([1.0, 3.0], [0.0, 0.0]) == 2.0  # shorter than a window: all of it
     assert lowest_window_gain([], []) is None
 
