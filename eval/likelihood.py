@@ -43,11 +43,11 @@ WITH_REFERENCE = (
 )
 WITHOUT_REFERENCE = "Pergunta do aluno: {question}\n\nResponda à pergunta."
 MAX_CHARS = 1500
+"""Question, reference and answer are each cut to this many characters (a long answer's first
+part says whether it follows the reference; the cost grows with the length)."""
 WINDOW = 40
 """Tokens in the stretch ``reference_gain_low`` reads (a sentence or two; chosen on the judge
 bench's fitting part among 6 to 64, README "Stop 35")."""
-"""Question, reference and answer are each cut to this many characters (a long answer's first
-part says whether it follows the reference; the cost grows with the length)."""
 
 
 class ContinuationScorer(Protocol):
