@@ -157,4 +157,3 @@ class LikelihoodReranker:
 
     def rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
         return reorder(hits, with_prior(self.scores(question, hits), self.prior))
-

@@ -140,7 +140,7 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     if p.likelihood is not None and reference is not None:
         out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
         gains = reference_gains(p.likelihood, question, answer_text, str(reference))
-        out.update(gains or {"reference_gain": None, "reference_gain_low": None})
+        out.update(gains or dict.fromkeys(LIKELIHOOD_FEATURES))
     if p.verify is not None and p.correctness:
         out["coverage_p"] = coverage(p.verify, question, answer_text)
         if reference is not None:
