@@ -172,6 +172,7 @@ def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
         "reference_gain_low": item.get("reference_gain_low"),
         "likelihood_model": item.get("likelihood_model"),
         "label_by": item.get("label_by"),
+        "label_confidence": item.get("automated_confidence"),
         "thresholds": pipeline.thresholds.to_dict(),
     }
 

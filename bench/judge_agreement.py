@@ -84,6 +84,17 @@ def second_labelling() -> dict[str, Any]:
     return out
 
 
+def _confidences(held: Any, th: Any, model: Any) -> tuple[list[Any], ...]:
+    """Ids, manual labels, the label model's labels and its confidence in each."""
+    from eval.run import Pipeline, labelled_with_confidence
+
+    p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)
+    recs = held.to_dict("records")
+    got = [labelled_with_confidence(r, p) for r in recs]
+    return ([r["id"] for r in recs], [r.get("manual") for r in recs], [g[0] for g in got],
+            [g[2] for g in got])
+
+
 def _short(fig: dict[str, Any]) -> dict[str, Any]:
     return {k: fig.get(k) for k in ("n", "accuracy", "accuracy_ci", "kappa_linear",
                                     "kappa_linear_ci")}
@@ -95,6 +106,7 @@ def main() -> None:
     from app.cli.eval_cmds import fit_model, held_out_figures
     from bench.answer_quality import _index
     from corpus.embed import load_embedder
+    from eval.report import by_confidence
     from eval.signals import FEATURES, LIKELIHOOD_FEATURES
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -131,6 +143,12 @@ def main() -> None:
         fig = held_out_figures(held, th, model)
         fig["label_model_without_gain"] = held_out_figures(held, th, without_gain)["label_model"]
         figures[f"test_{c}"] = {name: _short(f) for name, f in fig.items()}
+        # the label model's confidence: its more confident half against the other half
+        sure = by_confidence(*_confidences(held, th, model))
+        if sure is not None:
+            figures[f"test_{c}_by_confidence"] = {
+                k: {**_short(sure[k]), "confidence_min": sure[k]["confidence_min"]}
+                for k in ("confident", "unsure") if k in sure}
         # a judge that reads length (correct answers tend to say more) labels one half well
         # and the other badly; the set has short correct and long flawed answers to show it
         size = held["answer"].str.len()

@@ -77,10 +77,16 @@ class LabelModel:
 
     def predict(self, row: Row) -> str | None:
         """The label of the first submodel that can read ``row``; None if none can."""
+        probs = self.probabilities(row)
+        return None if probs is None else max(probs, key=lambda c: probs[c])
+
+    def probabilities(self, row: Row) -> dict[str, float] | None:
+        """P(label) per class from the first submodel that can read ``row``; None if none can.
+        The chosen label's P is its confidence: which automated labels to check first."""
         for m in self.models:
-            label = m.predict(row)
-            if label is not None:
-                return label
+            probs = m.probabilities(row)
+            if probs is not None:
+                return probs
         return None
 
     def to_dict(self) -> dict[str, Any]:

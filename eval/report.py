@@ -58,6 +58,7 @@ ROW_COLUMNS = (
     "correctness_reasoning",
     "correctness_error",
     "automated",
+    "automated_confidence",
     "ar_only",
     "gold_lecture",
     "gold_start",
@@ -121,8 +122,62 @@ def summarise(rows: pd.DataFrame) -> dict[str, Any]:
         "spearman_ar_manual": spearman_ar_manual(ar, manual),
         "retrieval": _retrieval(rows),
         "ragas": _ragas(rows),
+        "by_confidence": by_confidence(_column(rows, "id"), manual, automated,
+                                       _column(rows, "automated_confidence")),
     }
     return summary
+
+
+CHECK_FIRST = 10
+"""How many of the least confident automated labels the report names, to be read first."""
+
+
+def by_confidence(ids: Sequence[Any], manual: Sequence[Any], automated: Sequence[Any],
+                  confidence: Sequence[Any]) -> dict[str, Any] | None:
+    """How far the label model's confidence (its probability for the label it gave) tells
+    which automated labels to trust: agreement with the manual labels on the more confident
+    half of the labelled items and on the less confident half (split at the median), and the
+    ``CHECK_FIRST`` least confident items of the run, manual label or not. None when no label
+    came from a label model."""
+    scored = [(i, m, a, float(c)) for i, m, a, c in zip(ids, manual, automated, confidence,
+                                                        strict=True)
+              if a is not None and not is_missing(c)]
+    if not scored:
+        return None
+    out: dict[str, Any] = {
+        "n": len(scored),
+        "check_first": [{"id": i, "automated": a, "confidence": round(c, 3)}
+                        for i, _, a, c in sorted(scored, key=lambda x: x[3])[:CHECK_FIRST]],
+    }
+    rated = sorted((x for x in scored if x[1] is not None), key=lambda x: -x[3])
+    if len(rated) >= 2:
+        half = (len(rated) + 1) // 2
+        for name, part in (("confident", rated[:half]), ("unsure", rated[half:])):
+            out[name] = {**agreement([x[1] for x in part], [x[2] for x in part]),
+                         "confidence_min": round(part[-1][3], 3),
+                         "confidence_max": round(part[0][3], 3)}
+    return out
+
+
+def _confidence_body(summary: dict[str, Any]) -> list[list[Any]]:
+    conf = summary.get("by_confidence") or {}
+    names = {"confident": "Metade mais confiante", "unsure": "Metade menos confiante"}
+    return [[names[k], conf[k].get("n"), f"{conf[k]['confidence_min']:.2f}–"
+             f"{conf[k]['confidence_max']:.2f}", conf[k].get("accuracy"),
+             conf[k].get("kappa_linear"), _interval(conf[k].get("accuracy_ci"))]
+            for k in ("confident", "unsure") if k in conf]
+
+
+CONFIDENCE_HEADER = ["Rótulos do modelo", "n", "confiança", "accuracy", "kappa_linear",
+                     "IC 95% acurácia"]
+CONFIDENCE_NOTE = ("Confiança: a probabilidade que o modelo de rótulos dá ao rótulo escolhido. "
+                   "Revise primeiro os itens de menor confiança:")
+
+
+def _check_first(summary: dict[str, Any]) -> str:
+    conf = summary.get("by_confidence") or {}
+    return ", ".join(f"{x['id']} ({x['automated']}, {x['confidence']:.2f})"
+                     for x in conf.get("check_first", []))
 
 
 RAGAS_METRICS = ("answer_relevancy", "faithfulness", "context_precision", "context_recall")
@@ -252,6 +307,11 @@ def summary_markdown(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
         "",
         _md_table(["classe", "manual (n)", "precisão", "revocação"], _per_class_body(summary)),
     ]
+    if summary.get("by_confidence"):
+        parts += ["", "## Confiança da anotação automatizada", ""]
+        if _confidence_body(summary):
+            parts += [_md_table(CONFIDENCE_HEADER, _confidence_body(summary)), ""]
+        parts += [CONFIDENCE_NOTE, "", _check_first(summary)]
     for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
         table = confusion_frame(summary, which)
         parts += [
@@ -409,6 +469,13 @@ def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
         _html_table(["classe", "manual (n)", "precisão", "revocação"],
                     _per_class_body(summary), cls="per-class"),
     ]
+    if summary.get("by_confidence"):
+        body.append("<h2>Confiança da anotação automatizada</h2>")
+        if _confidence_body(summary):
+            body.append(_html_table(CONFIDENCE_HEADER, _confidence_body(summary),
+                                    cls="confidence"))
+        body.append(f'<p class="check-first">{html.escape(CONFIDENCE_NOTE)} '
+                    f"{html.escape(_check_first(summary))}</p>")
     for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
         table = confusion_frame(summary, which)
         body += [

@@ -126,7 +126,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         error=error,
     )
     if answer_text is None:
-        out.update(ar_score=None, ar=None, ar_error=error, automated=None, ar_only=None)
+        out.update(ar_score=None, ar=None, ar_error=error, automated=None, ar_only=None,
+                   automated_confidence=None)
         return out
     ar = judge_item(p.judge, RELEVANCE, {"question": question, "answer": answer_text},
                     samples=p.samples)
@@ -159,7 +160,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
                    correctness_strict_p=list(cr.strict) or None)
     out["ar_only"] = ar_only_label(ar.score)
     out["judge_model"] = p.judge_model() or None
-    out["automated"], out["label_by"] = labelled(out, p, checkable)
+    out["automated"], out["label_by"], out["automated_confidence"] = \
+        labelled_with_confidence(out, p, checkable)
     if p.ragas is not None:
         out.update(p.ragas({"question": question, "answer": answer_text, "contexts": texts,
                             "reference": _val(row, "reference_answer")}).row())
@@ -202,22 +204,37 @@ def labelled(item: dict[str, Any], p: Pipeline, checkable: bool = True
     """The C/PC/I label of a judged item and what gave it: the label model ("model") when there
     is one fitted on this judge's model and the item has what it reads, else the thresholds on
     AR and correctness ("thresholds"), else AR alone ("ar_only")."""
-    fitted_for = p.label_model.judge_model if p.label_model is not None else ""
-    if p.label_model is not None and (not fitted_for or fitted_for == (p.judge_model() or
-                                                                      fitted_for)):
-        row = features(item, p.thresholds.support_at)
-        scored_by = item.get("likelihood_model")
-        if p.label_model.likelihood_model and scored_by and \
-                scored_by != p.label_model.likelihood_model:
-            for name in LIKELIHOOD_FEATURES:  # another scorer's gains are on another scale
-                row[name] = None
-        label = p.label_model.predict(row)
-        if label is not None:
-            return label, "model"
+    label, by, _ = labelled_with_confidence(item, p, checkable)
+    return label, by
+
+
+def labelled_with_confidence(item: dict[str, Any], p: Pipeline, checkable: bool = True
+                             ) -> tuple[str | None, str, float | None]:
+    """``labelled``'s label and source, and the label model's probability for that label (its
+    confidence; None when the thresholds or AR gave the label, which have none)."""
+    probs = _model_probabilities(item, p)
+    if probs is not None:
+        label = max(probs, key=lambda c: probs[c])
+        return label, "model", probs[label]
     if not checkable:
-        return item.get("ar_only"), "ar_only"
+        return item.get("ar_only"), "ar_only", None
     return (combined_label(item.get("ar_score"), item.get("correctness_score"), p.thresholds),
-            "thresholds")
+            "thresholds", None)
+
+
+def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] | None:
+    """P(label) per class from the label model, when there is one fitted on this judge's model
+    and the item has what one of its submodels reads."""
+    fitted_for = p.label_model.judge_model if p.label_model is not None else ""
+    if p.label_model is None or (fitted_for and fitted_for != (p.judge_model() or fitted_for)):
+        return None
+    row = features(item, p.thresholds.support_at)
+    scored_by = item.get("likelihood_model")
+    if p.label_model.likelihood_model and scored_by and \
+            scored_by != p.label_model.likelihood_model:
+        for name in LIKELIHOOD_FEATURES:  # another scorer's gains are on another scale
+            row[name] = None
+    return p.label_model.probabilities(row)
 
 
 def _gold_text(row: dict[str, Any], p: Pipeline) -> str | None:
@@ -399,7 +416,8 @@ def relabel(items: list[dict[str, Any]], th: Thresholds, model: LabelModel | Non
             score = score_at(ps, th.support_at)
             it.update(correctness_score=score, correctness=score / 3)
         if it.get("ar_score") is not None:
-            label, it["label_by"] = labelled(it, p, it.get("correctness_score") is not None)
+            label, it["label_by"], it["automated_confidence"] = labelled_with_confidence(
+                it, p, it.get("correctness_score") is not None)
             it["automated"] = label if label is not None else it.get("automated")
         out.append(it)
     return out

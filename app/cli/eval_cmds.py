@@ -200,6 +200,12 @@ def _f(x: Any) -> str:
     return "—" if x is None else f"{x:.2f}"
 
 
+def _confidence(item: dict[str, Any]) -> str:
+    """" (P 0.72)" after a label the label model gave: its probability for that label."""
+    p = item.get("automated_confidence")
+    return "" if p is None else f" (P {p:.2f})"
+
+
 def judge(
     file: Path = typer.Argument(
         ..., help="CSV or JSONL with question and answer columns; optional: label (C/PC/I, "
@@ -218,6 +224,7 @@ def judge(
     from app.judging import judge_client, judge_pipeline
     from eval.metrics import agreement
     from eval.questions import load_questions
+    from eval.report import by_confidence
     from eval.run import evaluate_item
 
     s = settings_for(index)
@@ -245,6 +252,9 @@ def judge(
     summary: dict[str, Any] = {
         **agreement(manual, [it.get("automated") for it in items]),
         "ar_only": agreement(manual, [it.get("ar_only") for it in items]),
+        "by_confidence": by_confidence([it.get("id") for it in items], manual,
+                                       [it.get("automated") for it in items],
+                                       [it.get("automated_confidence") for it in items]),
     }
     shown = [
         {k: v for k, v in it.items() if k not in ("segments", "citations")} for it in items
@@ -255,7 +265,7 @@ def judge(
     for it in items:
         typer.echo(
             f"{it['id']}\tAR {_f(it.get('ar'))}\tcorreção {_f(it.get('correctness'))}\t"
-            f"auto {it.get('automated') or '—'}\tmanual {it.get('manual') or '—'}"
+            f"auto {it.get('automated') or '—'}{_confidence(it)}\tmanual {it.get('manual') or '—'}"
         )
     typer.echo(json.dumps(summary, ensure_ascii=False))
 

@@ -238,3 +238,26 @@ def test_the_model_reads_the_claim_share_at_the_level_it_was_fitted_at() -> None
     model = fit_model(pd.DataFrame(items), ["claim_share"], support_at=th.support_at)
     p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)
     assert [automated_label(it, p) for it in items] == [it["manual"] for it in items]
+
+
+def test_the_label_is_less_sure_between_two_labels_than_at_one() -> None:
+    from eval.run import Pipeline, labelled_with_confidence
+
+    rows, labels, groups = _items(20, seed=1)
+    model = fit_label_model(rows, labels, groups, FEATURES, judge_model="m")
+    p = Pipeline(judge=lambda m: "", label_model=model)
+
+    def judged(level: float) -> dict:
+        return {"ar_score": 3, "correctness_score": 3, "correctness_claim_p": [level] * 4,
+                "correctness_strict_p": [0.5] * 4, "coverage_p": 0.5}
+
+    label, by, at_c = labelled_with_confidence(judged(LEVEL["C"]), p)
+    assert (label, by) == ("C", "model")
+    _, _, between = labelled_with_confidence(judged((LEVEL["C"] + LEVEL["PC"]) / 2), p)
+    assert at_c is not None and between is not None and between < at_c - 0.2
+    probs = model.probabilities(features(judged(LEVEL["PC"])))
+    assert probs is not None and sum(probs.values()) == pytest.approx(1.0)
+    assert labelled_with_confidence(judged(LEVEL["PC"]), p)[2] == pytest.approx(max(probs.values()))
+    # the thresholds' label has no probability to give
+    plain = labelled_with_confidence(judged(LEVEL["C"]), Pipeline(judge=lambda m: ""))
+    assert plain[1] == "thresholds" and plain[2] is None

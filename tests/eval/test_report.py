@@ -177,3 +177,38 @@ def test_write_records_round_trips(tmp_path: Path) -> None:
     parsed = parse_records(path.read_text(encoding="utf-8"))
     assert [r.qid for r in parsed] == ["1", "2"]
     assert parsed[0].segments[0].url == ""
+
+
+def _confidence_run() -> pd.DataFrame:
+    """Eight labelled answers: the four the label model was sure of are right, the four it
+    hesitated on are wrong; two more without a manual label, one of them the least sure."""
+    sure = [("a1", "C", "C", 0.93), ("a2", "I", "I", 0.88), ("a3", "PC", "PC", 0.81),
+            ("a4", "C", "C", 0.77)]
+    unsure = [("a5", "C", "PC", 0.52), ("a6", "I", "PC", 0.47), ("a7", "PC", "C", 0.44),
+              ("a8", "PC", "I", 0.41)]
+    bare = [("b1", None, "PC", 0.36), ("b2", None, "C", 0.95)]
+    return pd.DataFrame([{"id": i, "question": f"q {i}", "manual": m, "automated": a,
+                          "automated_confidence": c, "ar_score": 3}
+                         for i, m, a, c in [*sure, *unsure, *bare]])
+
+
+def test_the_report_says_which_automated_labels_to_trust_and_which_to_check_first() -> None:
+    run = _confidence_run()
+    conf = summarise(run)["by_confidence"]
+    assert conf["confident"]["n"] == 4 and conf["confident"]["accuracy"] == 1.0
+    assert conf["unsure"]["n"] == 4 and conf["unsure"]["accuracy"] == 0.0
+    assert conf["confident"]["confidence_min"] == 0.77 and conf["unsure"]["confidence_max"] == 0.52
+    # the least confident first, labelled by an instructor or not
+    assert [x["id"] for x in conf["check_first"][:3]] == ["b1", "a8", "a7"]
+    text = summary_markdown(run, summarise(run))
+    assert "| Metade mais confiante | 4 | 0.77–0.93 | 1.000 |" in text
+    assert "| Metade menos confiante | 4 | 0.41–0.52 | 0.000 |" in text
+    assert "b1 (PC, 0.36), a8 (I, 0.41)" in text
+    assert '<table class="confidence">' in summary_html(run, summarise(run))
+
+
+def test_a_run_labelled_without_a_label_model_has_no_confidence_section(rows: pd.DataFrame
+                                                                       ) -> None:
+    summary = summarise(rows)
+    assert summary["by_confidence"] is None
+    assert "Confiança da anotação automatizada" not in summary_markdown(rows, summary)

@@ -115,6 +115,8 @@ def test_the_background_judge_labels_with_a_fitted_label_model(db: Database,
         client = LLMClient(llm.base_url, model="fake-model")
         fitted = judge_answer(db, judge_pipeline(Settings(label_thresholds=model_file(
             "fake-model")), client), answer_id, "O que a ReLU faz?", ANSWER, CONTEXTS)
+        with db.read() as s:  # the model's probability for its label, stored for the page
+            sure = store.get_item(s, answer_id)["judge_signals"]["label_confidence"]
         other = judge_answer(db, judge_pipeline(Settings(label_thresholds=model_file(
             "another-model")), client), answer_id, "O que a ReLU faz?", ANSWER, CONTEXTS)
     # AR 2 of 3 reads PC in the model; the thresholds say I (no claim confirmed)
@@ -125,6 +127,9 @@ def test_the_background_judge_labels_with_a_fitted_label_model(db: Database,
         it = store.get_item(s, answer_id)
     assert it["judge_signals"]["label_by"] == "thresholds"  # the last judge: `other`
     assert fitted["label_by"] == "model"
+    # P(PC) of the model above at AR 2/3: e^1 / (e^1 + e^(-1/6) + e^(-17/6))
+    assert sure == fitted["automated_confidence"] == pytest.approx(0.750, abs=0.001)
+    assert it["judge_signals"]["label_confidence"] is None  # the thresholds have none
     # relabelling a batch run's item with the same file gives the service's label
     from app.judging import load_label_model, load_thresholds
 

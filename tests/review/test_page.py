@@ -277,6 +277,25 @@ def test_the_instructor_sees_why_an_answer_was_declined(site: Site, browser) -> 
     page.close()
 
 
+def test_the_instructor_sees_how_sure_the_label_model_was(site: Site, browser) -> None:  # type: ignore[no-untyped-def]
+    with site.db.write() as s:
+        by_model = store.save_answer(s, answer_body("O que a ReLU devolve?", "rotulo-modelo"),
+                                     store_now())
+        by_rule = store.save_answer(s, answer_body("O que a ReLU devolve?", "rotulo-regra"),
+                                    store_now())
+        for answer_id, signals in ((by_model, {"label_by": "model", "label_confidence": 0.716}),
+                                   (by_rule, {"label_by": "thresholds", "label_confidence": None})):
+            store.set_automated(s, answer_id, ar_score=2, label="PC", reasoning="r",
+                                model="fake-model", error=None, now=store_now(), signals=signals)
+    page = browser.new_page(viewport=PHONE)
+    login(page, site)
+    show_lecture(page, "rotulo-modelo", by_model)
+    assert page.inner_text("#auto-label") == "PC (confiança do modelo de rótulos: 72%)"
+    show_lecture(page, "rotulo-regra", by_rule)
+    assert page.inner_text("#auto-label") == "PC"  # a rule's label has no probability
+    page.close()
+
+
 class Held:
     """Requests matching ``pattern`` held back until ``stop``: the network made slow on
     purpose, so that answers arrive after the instructor's next key."""

@@ -155,7 +155,9 @@ function render(item, index = state.index) {
     : weak.length === 0 ? `nenhuma (${sents.length} verificadas)`
     : weak.map((x) => `“${x.text}” (P=${Number(x.p).toFixed(2)})`).join(" · ");
   $("auto-ar").textContent = item.ar == null ? "—" : item.ar.toFixed(2);
-  $("auto-label").textContent = item.automated || (item.judge_error ? "erro" : "—");
+  const sure = (item.judge_signals || {}).label_confidence;  // the label model's P of its label
+  $("auto-label").textContent = !item.automated ? (item.judge_error ? "erro" : "—")
+    : item.automated + (sure == null ? "" : ` (confiança do modelo de rótulos: ${Math.round(sure * 100)}%)`);
   $("auto-reasoning").textContent = item.reasoning || item.judge_error || "—";
   $("comment").value = item.comment || "";
   $("current").textContent = item.manual
