@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from corpus.errors import InputError
+from eval.claims import SUPPORT_AT
 from eval.metrics import accuracy, cohen_kappa, is_missing
 
 LABELS = ("C", "PC", "I")
@@ -71,7 +72,7 @@ class Thresholds:
     a_min: int = 2
     c_lo: int = 0
     a_lo: int = 0
-    support_at: float = 0.85
+    support_at: float = SUPPORT_AT
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)

@@ -33,7 +33,13 @@ from typing import Any
 
 from corpus.bm25 import tokenize
 from corpus.language import detect_language
-from eval.claims import MAX_CLAIMS, FirstTokenFn, recorded_probabilities, yes_probability
+from eval.claims import (
+    MAX_CLAIMS,
+    SUPPORT_AT,
+    FirstTokenFn,
+    recorded_probabilities,
+    yes_probability,
+)
 
 SYSTEM = "Você é um professor que avalia respostas com rigor. Responda apenas SIM ou NÃO."
 COVERAGE = (
@@ -118,7 +124,8 @@ def _number(value: Any) -> float | None:
     return None if x != x else x  # NaN from a CSV cell
 
 
-def features(item: Mapping[str, Any], support_at: float = 0.85) -> dict[str, float | None]:
+def features(item: Mapping[str, Any], support_at: float = SUPPORT_AT
+             ) -> dict[str, float | None]:
     """The signals of a judged item as named numbers on 0..1 (None where not measured)."""
     ps = recorded_probabilities(item)
     strict = _floats(item.get("correctness_strict_p"))
