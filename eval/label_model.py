@@ -29,6 +29,12 @@ Row = Mapping[str, float | None]
 C_GRID = (0.1, 0.3, 1.0, 3.0)
 
 
+def most_likely(probs: Mapping[str, float]) -> str:
+    """The label with the highest probability (the first of ``probs``'s order on a tie): what
+    a submodel predicts, and the label the pipeline stores beside its confidence."""
+    return max(probs, key=lambda c: probs[c])
+
+
 @dataclass(frozen=True)
 class Submodel:
     """Logistic regression on standardised ``features``: class scores ``coef @ z + intercept``."""
@@ -59,7 +65,7 @@ class Submodel:
 
     def predict(self, row: Row) -> str | None:
         probs = self.probabilities(row)
-        return None if probs is None else max(probs, key=lambda c: probs[c])
+        return None if probs is None else most_likely(probs)
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ class LabelModel:
     def predict(self, row: Row) -> str | None:
         """The label of the first submodel that can read ``row``; None if none can."""
         probs = self.probabilities(row)
-        return None if probs is None else max(probs, key=lambda c: probs[c])
+        return None if probs is None else most_likely(probs)
 
     def probabilities(self, row: Row) -> dict[str, float] | None:
         """P(label) per class from the first submodel that can read ``row``; None if none can.

@@ -309,8 +309,9 @@ def summary_markdown(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
     ]
     if summary.get("by_confidence"):
         parts += ["", "## Confiança da anotação automatizada", ""]
-        if _confidence_body(summary):
-            parts += [_md_table(CONFIDENCE_HEADER, _confidence_body(summary)), ""]
+        halves = _confidence_body(summary)
+        if halves:
+            parts += [_md_table(CONFIDENCE_HEADER, halves), ""]
         parts += [CONFIDENCE_NOTE, "", _check_first(summary)]
     for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
         table = confusion_frame(summary, which)
@@ -471,9 +472,9 @@ def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
     ]
     if summary.get("by_confidence"):
         body.append("<h2>Confiança da anotação automatizada</h2>")
-        if _confidence_body(summary):
-            body.append(_html_table(CONFIDENCE_HEADER, _confidence_body(summary),
-                                    cls="confidence"))
+        halves = _confidence_body(summary)
+        if halves:
+            body.append(_html_table(CONFIDENCE_HEADER, halves, cls="confidence"))
         body.append(f'<p class="check-first">{html.escape(CONFIDENCE_NOTE)} '
                     f"{html.escape(_check_first(summary))}</p>")
     for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):

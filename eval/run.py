@@ -25,7 +25,7 @@ from corpus.errors import InputError
 from corpus.models import Hit
 from eval.claims import FirstTokenFn, verify_claims
 from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
-from eval.label_model import LabelModel
+from eval.label_model import LabelModel, most_likely
 from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
 from eval.likelihood import ContinuationScorer, reference_gains
 from eval.metrics import Span, first_hit_rank
@@ -214,7 +214,7 @@ def labelled_with_confidence(item: dict[str, Any], p: Pipeline, checkable: bool 
     confidence; None when the thresholds or AR gave the label, which have none)."""
     probs = _model_probabilities(item, p)
     if probs is not None:
-        label = max(probs, key=lambda c: probs[c])
+        label = most_likely(probs)
         return label, "model", probs[label]
     if not checkable:
         return item.get("ar_only"), "ar_only", None
