@@ -137,17 +137,21 @@ def me(who: InstructorDep) -> dict[str, Any]:
 # --- queue and items --------------------------------------------------------------------------
 
 
-@router.get("/api/review/items", summary="The review queue (filtered, oldest first)")
+@router.get("/api/review/items", summary="The review queue (filtered; oldest first, or the "
+                                                   "least sure automated labels first)")
 def items(
     who: InstructorDep,
     db: DatabaseDep,
     request: Request,
     limit: int = Query(100, ge=1, le=1000),
     offset: int = Query(0, ge=0, le=MAX_INT),
+    order: Literal["oldest", "least_sure"] = Query(
+        "oldest", description="oldest: oldest first; least_sure: the labels the label model "
+                              "was least sure of first, then those it gave no probability for"),
 ) -> dict[str, Any]:
     f = _filter_from(request)
     with db.read() as s:
-        rows, total = store.queue(s, f, limit=limit, offset=offset)
+        rows, total = store.queue(s, f, limit=limit, offset=offset, order=order)
         lectures = store.lectures(s)
     return {"items": rows, "total": total, "lectures": lectures}
 

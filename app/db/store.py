@@ -168,6 +168,7 @@ def summary(row: StoredAnswer) -> dict[str, Any]:
         "evidence": row.evidence,
         "ar": row.ar,
         "automated": row.automated,
+        "label_confidence": (row.judge_signals or {}).get("label_confidence"),
         "manual": row.manual,
         "annotated_by": row.annotated_by,
         "version": row.version,
@@ -224,14 +225,27 @@ class QueueFilter:
         return conds
 
 
+QUEUE_ORDERS = ("oldest", "least_sure")
+"""The queue's orders: oldest first, or the automated labels the label model was least sure of
+first (then the labels it gave no probability for: a rule's, AR's alone, none yet; oldest
+first among equals)."""
+
+
 def queue(
-    s: Session, f: QueueFilter = QueueFilter(), *, limit: int = 100, offset: int = 0
+    s: Session, f: QueueFilter = QueueFilter(), *, limit: int = 100, offset: int = 0,
+    order: str = "oldest",
 ) -> tuple[list[dict[str, Any]], int]:
-    """One page of the queue (oldest first) and how many items match in all."""
+    """One page of the queue in ``order`` (``QUEUE_ORDERS``) and how many items match in all."""
+    if order not in QUEUE_ORDERS:
+        raise ValueError(f"unknown queue order {order!r}; use one of {', '.join(QUEUE_ORDERS)}")
     conds = f.where()
     total = s.scalar(select(func.count()).select_from(StoredAnswer).where(*conds)) or 0
+    keys: list[Any] = [StoredAnswer.id]
+    if order == "least_sure":
+        sure = StoredAnswer.judge_signals["label_confidence"].as_float()
+        keys.insert(0, sure.asc().nulls_last())
     rows = s.scalars(
-        select(StoredAnswer).where(*conds).order_by(StoredAnswer.id).limit(limit).offset(offset)
+        select(StoredAnswer).where(*conds).order_by(*keys).limit(limit).offset(offset)
     )
     return [summary(r) for r in rows], int(total)
 

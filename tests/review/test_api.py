@@ -113,6 +113,8 @@ def test_bad_input_is_named_and_changes_nothing(site: Site) -> None:
                      json={"label": "C", "version": 1}, headers=h).status_code == 404
         bad_filter = c.get(site.url + "/api/review/items", params={"manual": "Z"})
         assert bad_filter.status_code == 422 and "manual" in bad_filter.json()["detail"]
+        bad_order = c.get(site.url + "/api/review/items", params={"order": "newest"})
+        assert bad_order.status_code == 422 and "order" in bad_order.text
     with site.db.read() as s:
         it = store.get_item(s, answer_id)
         assert (it["manual"], it["version"]) == ("C", 2)

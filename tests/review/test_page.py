@@ -296,6 +296,26 @@ def test_the_instructor_sees_how_sure_the_label_model_was(site: Site, browser) -
     page.close()
 
 
+def test_the_instructor_reads_the_least_sure_labels_first(site: Site, browser) -> None:  # type: ignore[no-untyped-def]
+    with site.db.write() as s:
+        ids = [store.save_answer(s, answer_body(f"Pergunta {n}", "ordem-seguranca"), store_now())
+               for n in range(3)]
+        for answer_id, sure in zip(ids, (0.93, None, 0.41), strict=True):
+            store.set_automated(s, answer_id, ar_score=2, label="PC", reasoning="r",
+                                model="fake-model", error=None, now=store_now(),
+                                signals={"label_confidence": sure})
+    page = browser.new_page(viewport=PHONE)
+    login(page, site)
+    show_lecture(page, "ordem-seguranca", ids[0])  # oldest first by default
+    page.select_option("#f-order", "least_sure")
+    page.click("#apply-filters")
+    wait_for(page, f"document.getElementById('item-id').textContent === '{ids[2]}'")
+    rows = page.eval_on_selector_all("#queue li", "els => els.map(e => e.textContent)")
+    assert [r.split()[0] for r in rows] == [f"#{ids[2]}", f"#{ids[0]}", f"#{ids[1]}"]
+    assert rows[0].endswith("41%") and rows[1].endswith("93%") and not rows[2].endswith("%")
+    page.close()
+
+
 class Held:
     """Requests matching ``pattern`` held back until ``stop``: the network made slow on
     purpose, so that answers arrive after the instructor's next key."""

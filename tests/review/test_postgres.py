@@ -18,7 +18,13 @@ from app.db.session import Database, open_database
 from app.main import create_app
 from tests.app.fake_llm import FakeLLMServer
 from tests.review.annotators import run_annotators
-from tests.review.conftest import PASSWORD, add_instructor, judge_or_answer, seed
+from tests.review.conftest import (
+    PASSWORD,
+    add_instructor,
+    answer_body,
+    judge_or_answer,
+    seed,
+)
 from tests.review.postgres_server import PostgresServer, skip_reason
 from tests.review.test_load import ANNOTATORS, SAVES_EACH, check_nothing_lost
 from tests.review.test_store import NOW
@@ -60,6 +66,19 @@ def test_annotations_conflicts_and_history_on_postgres(pdb: Database) -> None:
     assert (it["manual"], it["version"], it["created_at"]) == ("PC", 2, "2026-05-01T12:00:00+00:00")
     assert [(h["user"], h["new_label"]) for h in hist] == [("ana", "PC")]
     assert i in [r["id"] for r in rows]
+
+
+def test_the_least_sure_labels_come_first_on_postgres(pdb: Database) -> None:
+    """The order reads a number inside the JSON signals: Postgres's JSON path, not SQLite's."""
+    with pdb.write() as s:
+        ids = [store.save_answer(s, answer_body(f"Pergunta {n}", "ordem-pg"), NOW)
+               for n in range(3)]
+        for answer_id, sure in zip(ids, (0.93, None, 0.41), strict=True):
+            store.set_automated(s, answer_id, ar_score=2, label="PC", reasoning="r", model="m",
+                                error=None, now=NOW, signals={"label_confidence": sure})
+    with pdb.read() as s:
+        rows, _ = store.queue(s, store.QueueFilter(lecture="ordem-pg"), order="least_sure")
+    assert [r["id"] for r in rows] == [ids[2], ids[0], ids[1]]
 
 
 def test_an_import_with_a_bad_row_changes_nothing_on_postgres(pdb: Database) -> None:

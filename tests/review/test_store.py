@@ -58,6 +58,31 @@ def test_the_queue_filters(db: Database) -> None:
         assert store.lectures(s) == ["derivadas", "redes-neurais"]
 
 
+def test_the_least_sure_labels_come_first_when_asked(db: Database) -> None:
+    ids = seed(db, 5)
+    # ids[0] unjudged, ids[1] a rule's label (no P), ids[2..4] the model's at P 0.9, 0.45, 0.6
+    with db.write() as s:
+        for i, sure in ((1, None), (2, 0.9), (3, 0.45), (4, 0.6)):
+            store.set_automated(s, ids[i], ar_score=2, label="PC", reasoning="r", model="m",
+                                error=None, now=NOW,
+                                signals={"label_by": "model" if sure else "thresholds",
+                                         "label_confidence": sure})
+
+    def order(name: str, **kw: object) -> list[int]:
+        with db.read() as s:
+            rows, _ = store.queue(s, store.QueueFilter(**kw), order=name)  # type: ignore[arg-type]
+        return [r["id"] for r in rows]
+
+    assert order("oldest") == ids
+    assert order("least_sure") == [ids[3], ids[4], ids[2], ids[0], ids[1]]
+    assert order("least_sure", lecture="derivadas") == [ids[3], ids[1]]  # filters still apply
+    with db.read() as s:
+        rows, _ = store.queue(s, order="least_sure", limit=1)
+        assert rows[0]["label_confidence"] == 0.45  # the queue shows how sure
+        with pytest.raises(ValueError, match="unknown queue order 'newest'"):
+            store.queue(s, order="newest")
+
+
 def test_annotations_keep_who_when_and_old_to_new(db: Database) -> None:
     [i] = seed(db, 1)
     with db.write() as s:

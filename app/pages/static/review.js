@@ -52,7 +52,7 @@ function filterQuery() {
   if ($("f-unreviewed").checked) p.set("unreviewed", "1");
   for (const [id, key] of [["f-manual", "manual"], ["f-automated", "automated"],
     ["f-ar-min", "ar_min"], ["f-ar-max", "ar_max"], ["f-lecture", "lecture"],
-    ["f-from", "from"], ["f-to", "to"]]) {
+    ["f-from", "from"], ["f-to", "to"], ["f-order", "order"]]) {
     if ($(id).value) p.set(key, $(id).value);
   }
   return p.toString();
@@ -81,7 +81,10 @@ function renderQueue() {
   $("queue").replaceChildren(...state.queue.map((q, i) => {
     const li = el("li", { className: i === state.index ? "current" : "" },
       `#${q.id} ${q.question.slice(0, 80)}`, badge(q.manual, "manual"),
-      q.automated ? badge(q.automated, "automatizada") : "");
+      q.automated ? badge(q.automated, "automatizada") : "",
+      q.automated && q.label_confidence != null
+        ? el("span", { className: "muted sure", title: "confiança do modelo de rótulos" },
+          ` ${Math.round(q.label_confidence * 100)}%`) : "");
     li.dataset.id = q.id;
     li.addEventListener("click", () => show(i));
     return li;
