@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +13,8 @@ import numpy as np
 Kind = Literal["query", "passage"]
 Precision = Literal["auto", "fp32", "bf16"]
 PREFIXES: dict[str, str] = {"query": "query: ", "passage": "passage: "}
+
+log = logging.getLogger(__name__)
 
 
 class Embedder(Protocol):
@@ -56,6 +59,10 @@ def resolve_precision(precision: Precision, device: str) -> Literal["fp32", "bf1
     sentence-transformers' own fp32 path, measured there separately)."""
     if precision == "auto":
         return "bf16" if device == "cpu" and bf16_native() else "fp32"
+    if precision == "bf16" and device == "cpu" and not bf16_native():
+        # measured on a 2-core AMD EPYC without it: 5-10x slower than fp32, not faster
+        log.warning("AULA_EMBED_PRECISION=bf16 on a CPU without bfloat16 instructions (AMX or "
+                    "AVX-512 BF16): emulated, several times slower than fp32; use auto or fp32")
     return precision
 
 

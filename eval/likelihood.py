@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from corpus.embed import bf16_native
 from corpus.errors import InputError
 
 SYSTEM = "Você é um professor que responde dúvidas de alunos sobre a aula."
@@ -105,21 +106,11 @@ def reference_gain(scorer: ContinuationScorer, question: str, answer: str, refer
     return None if gains is None else gains["reference_gain"]
 
 
-def cpu_has_bf16() -> bool:
-    """Whether this CPU has bfloat16 matrix instructions (AVX-512 BF16 or AMX), read from
-    /proc/cpuinfo (False where there is none to read)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
 def resolve_dtype(dtype: str, device: str) -> str:
     """``dtype`` with "auto" decided for ``device`` (see ``TransformersScorer``)."""
     if dtype != "auto":
         return dtype
-    return "bfloat16" if device != "cpu" or cpu_has_bf16() else "float32"
+    return "bfloat16" if device != "cpu" or bf16_native() else "float32"
 
 
 class TransformersScorer:

@@ -13,15 +13,20 @@ AMX = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f amx_bf16 amx_tile\n"
 PLAIN = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_vnni\n"
 
 
-def test_bf16_is_chosen_only_where_the_cpu_has_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_bf16_is_chosen_only_where_the_cpu_has_it(monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
     assert bf16_native(AMX) and not bf16_native(PLAIN) and not bf16_native("")
     monkeypatch.setattr("corpus.embed.bf16_native", lambda: False)
     assert resolve_precision("auto", "cpu") == "fp32"
-    assert resolve_precision("bf16", "cpu") == "bf16"
+    assert not caplog.records
+    assert resolve_precision("bf16", "cpu") == "bf16"  # forced: obeyed, with a warning
+    [warned] = caplog.records
+    assert "AULA_EMBED_PRECISION=bf16" in warned.getMessage() and "slower" in warned.getMessage()
     monkeypatch.setattr("corpus.embed.bf16_native", lambda: True)
     assert resolve_precision("auto", "cpu") == "bf16"
     assert resolve_precision("auto", "cuda") == "fp32"
     assert resolve_precision("fp32", "cpu") == "fp32"
+    assert resolve_precision("bf16", "cpu") == "bf16"
+    assert len(caplog.records) == 1  # where the CPU has it, forcing bf16 is no mistake
 
 
 def test_bf16_embeddings_match_fp32(sample_index: IndexStore) -> None:
