@@ -106,7 +106,7 @@ def main() -> None:
     from app.cli.eval_cmds import fit_model, held_out_figures
     from bench.answer_quality import _index
     from corpus.embed import load_embedder
-    from eval.report import by_confidence
+    from eval.report import by_confidence, by_kind
     from eval.signals import FEATURES, LIKELIHOOD_FEATURES
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -144,11 +144,16 @@ def main() -> None:
         fig["label_model_without_gain"] = held_out_figures(held, th, without_gain)["label_model"]
         figures[f"test_{c}"] = {name: _short(f) for name, f in fig.items()}
         # the label model's confidence: its more confident half against the other half
-        sure = by_confidence(*_confidences(held, th, model))
+        ids, manual, labels, confidence = _confidences(held, th, model)
+        sure = by_confidence(ids, manual, labels, confidence)
         if sure is not None:
             figures[f"test_{c}_by_confidence"] = {
                 k: {**_short(sure[k]), "confidence_min": sure[k]["confidence_min"]}
                 for k in ("confident", "unsure") if k in sure}
+            if "calibration" in sure:  # can "70%" be read as right 7 times in 10
+                figures[f"test_{c}_calibration"] = sure["calibration"]
+        # which kinds of flawed answer the judge lets through (vague ones labelled C, say)
+        figures[f"test_{c}_by_kind"] = by_kind(held["error_kind"].tolist(), manual, labels)
         # a judge that reads length (correct answers tend to say more) labels one half well
         # and the other badly; the set has short correct and long flawed answers to show it
         size = held["answer"].str.len()

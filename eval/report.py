@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import itertools
 import json
 import math
 import numbers
@@ -124,8 +125,51 @@ def summarise(rows: pd.DataFrame) -> dict[str, Any]:
         "ragas": _ragas(rows),
         "by_confidence": by_confidence(_column(rows, "id"), manual, automated,
                                        _column(rows, "automated_confidence")),
+        "by_kind": by_kind(_column(rows, KIND_COLUMN), manual, automated),
     }
     return summary
+
+
+KIND_COLUMN = "error_kind"
+"""A question set's optional column that groups the answers by how they err (``none``,
+``wrong_detail``, ``vague``, ...): the report gives the judge's agreement per group."""
+
+
+def by_kind(kinds: Sequence[Any], manual: Sequence[Any], automated: Sequence[Any]
+            ) -> dict[str, dict[str, Any]] | None:
+    """Per kind of answer (``KIND_COLUMN``), over its items with a manual label: how many, the
+    manual and the automated labels given (C, PC, I counts; "none" for an item not labelled),
+    and the share of automated labels equal to the manual ones. Which kinds of error the judge
+    lets through (vague answers labelled C, say) shows here. None when no item has a kind."""
+    groups: dict[str, list[tuple[Any, Any]]] = {}
+    for k, m, a in zip(kinds, manual, automated, strict=True):
+        if not is_missing(k) and str(k).strip() and m is not None:
+            groups.setdefault(str(k).strip(), []).append((m, a))
+    if not groups:
+        return None
+
+    def counts(labels: Sequence[Any]) -> dict[str, int]:
+        found = {c: sum(x == c for x in labels) for c in CLASSES}
+        missing = sum(x is None for x in labels)
+        return {**found, "none": missing} if missing else found
+
+    return {k: {"n": len(g), "manual": counts([m for m, _ in g]),
+                "automated": counts([a for _, a in g]),
+                "accuracy": round(sum(m == a for m, a in g) / len(g), 3)}
+            for k, g in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))}
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    return " · ".join(f"{c} {n}" for c, n in counts.items() if n)
+
+
+def _kind_body(summary: dict[str, Any]) -> list[list[Any]]:
+    return [[k, v["n"], _counts_text(v["manual"]), _counts_text(v["automated"]), v["accuracy"]]
+            for k, v in (summary.get("by_kind") or {}).items()]
+
+
+KIND_HEADER = ["tipo de resposta", "n", "manual", "automatizada", "acerto"]
+KIND_TITLE = "Concordância por tipo de resposta"
 
 
 CHECK_FIRST = 10
@@ -156,7 +200,56 @@ def by_confidence(ids: Sequence[Any], manual: Sequence[Any], automated: Sequence
             out[name] = {**agreement([x[1] for x in part], [x[2] for x in part]),
                          "confidence_min": round(part[-1][3], 3),
                          "confidence_max": round(part[0][3], 3)}
+    if rated:
+        out["calibration"] = calibration([x[3] for x in rated], [x[1] == x[2] for x in rated])
     return out
+
+
+CALIBRATION_EDGES = (1 / 3, 0.5, 0.65, 0.8, 1.0)
+"""Bins of the label model's confidence. With three labels the probability of the likeliest
+is at least 1/3, so the first bin starts there (a lower value, from a hand-made model, joins
+it)."""
+
+
+def calibration(confidence: Sequence[float], right: Sequence[bool]) -> dict[str, Any]:
+    """Whether the confidence can be read as a rate: per bin of ``CALIBRATION_EDGES``, how many
+    labels, their mean confidence and the share of them the instructor agreed with; the
+    expected calibration error (the bins' gaps, weighted by their size; 0 for a model whose
+    "70%" labels are right 70% of the time) and the Brier score of the label being right."""
+    n = len(confidence)
+    bins: list[dict[str, Any]] = []
+    ece = 0.0
+    for k, (lo, hi) in enumerate(itertools.pairwise(CALIBRATION_EDGES)):
+        last = k == len(CALIBRATION_EDGES) - 2
+        inside = [(c, r) for c, r in zip(confidence, right, strict=True)
+                  if (k == 0 or c >= lo) and (c < hi or last)]
+        if not inside:
+            bins.append({"from": round(lo, 3), "to": round(hi, 3), "n": 0,
+                         "confidence": None, "accuracy": None})
+            continue
+        mean_c = sum(c for c, _ in inside) / len(inside)
+        acc = sum(r for _, r in inside) / len(inside)
+        ece += len(inside) / n * abs(acc - mean_c)
+        bins.append({"from": round(lo, 3), "to": round(hi, 3), "n": len(inside),
+                     "confidence": round(mean_c, 3), "accuracy": round(acc, 3)})
+    brier = sum((c - r) ** 2 for c, r in zip(confidence, right, strict=True)) / n
+    return {"n": n, "bins": bins, "ece": round(ece, 3), "brier": round(brier, 3)}
+
+
+def _calibration_body(summary: dict[str, Any]) -> list[list[Any]]:
+    cal = (summary.get("by_confidence") or {}).get("calibration") or {}
+    return [[f"{b['from']:.2f}–{b['to']:.2f}", b["n"], b["confidence"], b["accuracy"]]
+            for b in cal.get("bins", [])]
+
+
+CALIBRATION_HEADER = ["confiança", "rótulos (n)", "confiança média", "acerto"]
+
+
+def _calibration_note(summary: dict[str, Any]) -> str:
+    cal = (summary.get("by_confidence") or {}).get("calibration") or {}
+    return (f"Calibração (n={cal.get('n')}): erro de calibração esperado (ECE) "
+            f"{_fmt(cal.get('ece'))}, Brier {_fmt(cal.get('brier'))}. Bem calibrado, o acerto "
+            "de cada faixa fica perto da sua confiança média.")
 
 
 def _confidence_body(summary: dict[str, Any]) -> list[list[Any]]:
@@ -313,6 +406,12 @@ def summary_markdown(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
         if halves:
             parts += [_md_table(CONFIDENCE_HEADER, halves), ""]
         parts += [CONFIDENCE_NOTE, "", _check_first(summary)]
+        if _calibration_body(summary):
+            parts += ["", _calibration_note(summary), "",
+                      _md_table(CALIBRATION_HEADER, _calibration_body(summary))]
+    if summary.get("by_kind"):
+        parts += ["", f"## {KIND_TITLE} ({KIND_COLUMN})", "",
+                  _md_table(KIND_HEADER, _kind_body(summary))]
     for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
         table = confusion_frame(summary, which)
         parts += [
@@ -435,6 +534,29 @@ def _ar_histogram(rows: pd.DataFrame) -> Callable[[Any], None]:
     return draw
 
 
+def _reliability(summary: dict[str, Any]) -> Callable[[Any], None]:
+    """The reliability diagram: each confidence bin's share of right labels against its mean
+    confidence, the diagonal where they would be equal, each point marked with its n."""
+    bins = [b for b in summary["by_confidence"]["calibration"]["bins"] if b["n"]]
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="calibrado")
+        xs, ys = [b["confidence"] for b in bins], [b["accuracy"] for b in bins]
+        ax.plot(xs, ys, marker="o", label="modelo de rótulos")
+        for b in bins:
+            ax.annotate(f"n={b['n']}", (b["confidence"], b["accuracy"]),
+                        textcoords="offset points", xytext=(4, -10), fontsize=8)
+        ax.set_xlim(0.3, 1.0)
+        ax.set_ylim(0.0, 1.0)
+        ax.set_xlabel("confidence (mean of the bin)")
+        ax.set_ylabel("agrees with the instructor")
+        ax.set_title("label confidence: reliability")
+        ax.legend(loc="upper left")
+
+    return draw
+
+
 def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
     """A self-contained HTML page: inline CSS, the summary tables, plots as base64 PNG, and a
     table of the questions."""
@@ -477,6 +599,15 @@ def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
             body.append(_html_table(CONFIDENCE_HEADER, halves, cls="confidence"))
         body.append(f'<p class="check-first">{html.escape(CONFIDENCE_NOTE)} '
                     f"{html.escape(_check_first(summary))}</p>")
+        if _calibration_body(summary):
+            body += [f"<p>{html.escape(_calibration_note(summary))}</p>",
+                     _html_table(CALIBRATION_HEADER, _calibration_body(summary),
+                                 cls="calibration")]
+            figures.append(("Calibração da confiança do modelo de rótulos",
+                            _png(_reliability(summary), size=(4.2, 3.6))))
+    if summary.get("by_kind"):
+        body += [f"<h2>{html.escape(KIND_TITLE)} ({KIND_COLUMN})</h2>",
+                 _html_table(KIND_HEADER, _kind_body(summary), cls="by-kind")]
     for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
         table = confusion_frame(summary, which)
         body += [

@@ -224,7 +224,7 @@ def judge(
     from app.judging import judge_client, judge_pipeline
     from eval.metrics import agreement
     from eval.questions import load_questions
-    from eval.report import by_confidence
+    from eval.report import KIND_COLUMN, by_confidence, by_kind
     from eval.run import evaluate_item
 
     s = settings_for(index)
@@ -255,6 +255,8 @@ def judge(
         "by_confidence": by_confidence([it.get("id") for it in items], manual,
                                        [it.get("automated") for it in items],
                                        [it.get("automated_confidence") for it in items]),
+        "by_kind": by_kind([it.get(KIND_COLUMN) for it in items], manual,
+                           [it.get("automated") for it in items]),
     }
     shown = [
         {k: v for k, v in it.items() if k not in ("segments", "citations")} for it in items

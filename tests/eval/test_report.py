@@ -12,6 +12,7 @@ import pytest
 from corpus.models import Hit
 from eval.record import Record, parse_records
 from eval.report import (
+    calibration,
     summarise,
     summary_html,
     summary_markdown,
@@ -205,6 +206,50 @@ def test_the_report_says_which_automated_labels_to_trust_and_which_to_check_firs
     assert "| Metade menos confiante | 4 | 0.41–0.52 | 0.000 |" in text
     assert "b1 (PC, 0.36), a8 (I, 0.41)" in text
     assert '<table class="confidence">' in summary_html(run, summarise(run))
+
+
+def test_the_report_says_whether_the_confidence_can_be_read_as_a_rate() -> None:
+    # an overconfident model: "90%" labels right half the time; an honest one says 50%
+    over = calibration([0.9] * 10, [True, False] * 5)
+    honest = calibration([0.5] * 10, [True, False] * 5)
+    assert over["ece"] == 0.4 and honest["ece"] == 0.0
+    assert over["brier"] > honest["brier"]
+    [top] = [b for b in over["bins"] if b["n"]]
+    assert (top["from"], top["to"], top["confidence"], top["accuracy"]) == (0.8, 1.0, 0.9, 0.5)
+    # the run above: sure labels right, unsure ones wrong, so each bin is off by its distance
+    # from 0 or 1
+    run = _confidence_run()
+    summary = summarise(run)
+    cal = summary["by_confidence"]["calibration"]
+    assert cal["n"] == 8 and [b["n"] for b in cal["bins"]] == [3, 1, 1, 3]
+    assert [b["accuracy"] for b in cal["bins"]] == [0.0, 0.0, 1.0, 1.0]
+    assert cal["ece"] == 0.306
+    text = summary_markdown(run, summary)
+    assert "erro de calibração esperado (ECE) 0.306" in text
+    assert "| 0.80–1.00 | 3 | 0.873 | 1.000 |" in text
+    page = summary_html(run, summary)
+    assert '<table class="calibration">' in page
+    assert 'alt="Calibração da confiança do modelo de rótulos"' in page
+
+
+def test_the_report_shows_which_kinds_of_wrong_answer_the_judge_lets_through() -> None:
+    # the judge is right on correct and wrong answers but calls every vague answer C
+    specs = [("none", "C", "C")] * 3 + [("wrong", "I", "I")] * 2 + [("vague", "PC", "C")] * 2
+    specs += [("vague", "PC", None), ("vague", None, "C")]  # not judged; not labelled (left out)
+    run = pd.DataFrame([{"id": f"k{i}", "question": "q", "manual": m, "automated": a,
+                         "error_kind": kind, "ar_score": 3}
+                        for i, (kind, m, a) in enumerate(specs)])
+    summary = summarise(run)
+    kinds = summary["by_kind"]
+    assert list(kinds) == ["none", "vague", "wrong"]  # the largest group first
+    assert kinds["vague"] == {"n": 3, "manual": {"C": 0, "PC": 3, "I": 0},
+                              "automated": {"C": 2, "PC": 0, "I": 0, "none": 1},
+                              "accuracy": 0.0}
+    assert kinds["none"]["accuracy"] == 1.0 and kinds["wrong"]["n"] == 2
+    text = summary_markdown(run, summary)
+    assert "| vague | 3 | PC 3 | C 2 · none 1 | 0.000 |" in text
+    assert '<table class="by-kind">' in summary_html(run, summary)
+    assert summarise(run.drop(columns=["error_kind"]))["by_kind"] is None
 
 
 def test_a_run_labelled_without_a_label_model_has_no_confidence_section(rows: pd.DataFrame
