@@ -9,7 +9,7 @@ import time
 ALL = [
     "answer_quality", "gate_decisions",
     "ingest_query", "ingest_scale", "retrieval_quality", "cross_language", "vector_stores",
-    "faiss_scale",
+    "faiss_scale", "gpu_embed",
     "ask_latency", "search_load", "load_run",
     "judge_throughput", "eval_scale", "judge_agreement", "annotate",
 ]
