@@ -20,6 +20,12 @@ cores with gold evidence and 60 s without, so about 85 min for ``gold`` the firs
 ``BENCH_JUDGE_CONDITIONS=gold`` runs one. The fitted model is written to
 ``bench/out/labels.json`` (``eval/labels.json`` ships a copy).
 
+``bench/out`` does not survive a change of machine, so the gold condition's judged items can be
+kept in the repository: ``python -m bench.judge_agreement store`` writes them (without the
+evidence texts) to ``bench/data/judged_3b1b_gold.jsonl``, and ``BENCH_JUDGE_STORED=1`` starts
+the gold condition from them, judging only what they lack (figures that then measure the
+labelling on the stored judging, not the judge's code as it is now).
+
 Beside them, how far two labellings of the set agree (``second_labelling``): the labels of
 ``judge_3b1b.jsonl`` against ``judge_3b1b_second.jsonl``, a second labelling made blind to the
 first (question, answer and the lecture's transcript at the gold span only; stop 27). The
@@ -39,11 +45,64 @@ from bench.common import OUT, ROOT, report
 
 SET = ROOT / "bench" / "data" / "judge_3b1b.jsonl"
 SECOND = ROOT / "bench" / "data" / "judge_3b1b_second.jsonl"
+STORED = ROOT / "bench" / "data" / "judged_3b1b_gold.jsonl"
 DROPPED_IN_PLAIN = ("reference_answer", "gold_lecture", "gold_start", "gold_end", "rationale")
+BULKY = ("segments", "contexts", "citations")
+"""Item fields the stored judged items leave out: the evidence the judge read (the gold span's
+text, from the corpus) is not needed to relabel or fit, and is most of an item's size."""
+
+
+def store() -> int:
+    """Keep the gold condition's judged items (``bench/out/judge-3b1b-gold``) in
+    ``bench/data`` (``STORED``), sorted by id, without the ``BULKY`` fields: ``bench/out`` does
+    not survive a change of machine, and judging the set takes hours on 2 cores. Returns how
+    many items were stored."""
+    from eval.run import ItemLog
+
+    wanted = {r["id"] for r in _rows()}
+    done = ItemLog(OUT / "judge-3b1b-gold").done()
+    kept = [{k: v for k, v in it.items() if k not in BULKY}
+            for i, it in sorted(done.items()) if i in wanted and not it.get("error")]
+    tmp = STORED.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(it, ensure_ascii=False) + "\n" for it in kept),
+                   encoding="utf-8")
+    os.replace(tmp, STORED)
+    return len(kept)
+
+
+def _seed(out: Path, rows: list[dict[str, Any]]) -> int:
+    """``BENCH_JUDGE_STORED=1``: start the gold condition from the stored judged items
+    (``STORED``) that the run's folder lacks, where the stored item's question, answer and
+    label are the set's; the rest is judged as usual. Figures then rest on another run's
+    judging (the judge's code, model and settings of the commit that stored them), so they
+    measure the labelling, not the judge as it is now. Returns how many items were seeded."""
+    from eval.run import ITEMS, ItemLog
+
+    if os.environ.get("BENCH_JUDGE_STORED") != "1" or not STORED.exists():
+        return 0
+    done = ItemLog(out).done()
+    by_id = {r["id"]: r for r in rows}
+    seeded = []
+    for line in STORED.read_text(encoding="utf-8").splitlines():
+        it = json.loads(line) if line.strip() else None
+        row = by_id.get(it["id"]) if it else None
+        if it is None or row is None or it["id"] in done:
+            continue
+        if any(it.get(k) != row.get(k) for k in ("question", "answer")) or \
+                it.get("manual") != row.get("label"):
+            continue  # the set changed since: judge it again
+        seeded.append(it)
+    with open(out / ITEMS, "a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(it, ensure_ascii=False) + "\n" for it in seeded))
+    return len(seeded)
+
+
+def _rows() -> list[dict[str, Any]]:
+    return [json.loads(x) for x in SET.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
 def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
-    rows = [json.loads(x) for x in SET.read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows = _rows()
     if condition == "plain":
         rows = [{k: v for k, v in r.items() if k not in DROPPED_IN_PLAIN} for r in rows
                 if r["split"] == "test" or os.environ.get("BENCH_JUDGE_PLAIN_FIT") == "1"]
@@ -52,6 +111,8 @@ def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
     src = out / "set.jsonl"
     src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                    encoding="utf-8")
+    if condition == "gold" and (seeded := _seed(out, rows)):
+        print(f"  gold: {seeded} judged items taken from {STORED.relative_to(ROOT)}")
     env = {**os.environ, "AULA_INDEX_DIR": str(index), "HF_HUB_OFFLINE": "1"}
     env.pop("AULA_LABEL_THRESHOLDS", None)
     subprocess.run([sys.executable, "-m", "app.cli", "eval", str(src), "--out", str(out),
@@ -166,4 +227,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["store"]:
+        print(f"{store()} judged items stored in {STORED.relative_to(ROOT)}")
+    else:
+        main()
