@@ -12,7 +12,9 @@ One row per question, with these columns (missing values None; other columns pas
 - ``automated``: the automated annotation used (``labels.combined_label``, or the AR-only one
   when no correctness judge ran); ``ar_only``: ``labels.ar_only_label(ar_score)``.
 - ``gold_lecture``, ``gold_start``, ``gold_end``: the gold span, when known;
-  ``hit_rank``: 1-based rank of the first retrieved segment overlapping it (None: not found).
+  ``hit_rank``: 1-based rank of the first retrieved segment overlapping it (None: not found);
+  ``retrieved``: whether anything was retrieved for the item (False for a given answer judged
+  against its gold span, whose retrieval figures would be misses that never were searches).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ ROW_COLUMNS = (
     "gold_start",
     "gold_end",
     "hit_rank",
+    "retrieved",
 )
 HIT_KS = (1, 3, 5, 10)
 AGREEMENT_KEYS = ("n", "missing", "accuracy", "kappa", "kappa_linear")
@@ -313,7 +316,10 @@ def _plain(value: Any) -> Any:
 
 def _retrieval(rows: pd.DataFrame) -> dict[str, Any] | None:
     gold = _column(rows, "gold_lecture")
-    ranks = [r for g, r in zip(gold, _column(rows, "hit_rank"), strict=True) if g is not None]
+    searched = ([True] * len(rows) if "retrieved" not in rows.columns
+                else [bool(x) for x in _column(rows, "retrieved")])
+    ranks = [r for g, r, s in zip(gold, _column(rows, "hit_rank"), searched, strict=True)
+             if g is not None and s]
     if not ranks:
         return None
     ints = [None if r is None else int(r) for r in ranks]
@@ -541,9 +547,9 @@ def _reliability(summary: dict[str, Any]) -> Callable[[Any], None]:
 
     def draw(fig: Any) -> None:
         ax = fig.add_subplot()
-        ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="calibrado")
+        ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="calibrated")
         xs, ys = [b["confidence"] for b in bins], [b["accuracy"] for b in bins]
-        ax.plot(xs, ys, marker="o", label="modelo de rótulos")
+        ax.plot(xs, ys, marker="o", label="label model")
         for b in bins:
             ax.annotate(f"n={b['n']}", (b["confidence"], b["accuracy"]),
                         textcoords="offset points", xytext=(4, -10), fontsize=8)

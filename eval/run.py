@@ -390,7 +390,8 @@ def write_reports(
     """records.md, summary.md, summary.html, rows.csv, rows.parquet; returns the summary."""
     items = list(items)
     rows = pd.DataFrame(
-        [{k: v for k, v in it.items() if k not in ("segments", "citations", "contexts")}
+        [{**{k: v for k, v in it.items() if k not in ("segments", "citations", "contexts")},
+          "retrieved": bool(it.get("segments"))}
          for it in items]
     )
     summary = summarise(rows)

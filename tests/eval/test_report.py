@@ -119,6 +119,17 @@ def test_summarise_counts_agreement_and_missing(rows: pd.DataFrame) -> None:
     json.dumps(summary, allow_nan=False)  # JSON-ready: no NaN anywhere
 
 
+def test_answers_judged_without_a_search_give_no_retrieval_figures(rows: pd.DataFrame
+                                                                    ) -> None:
+    # given answers judged against their gold span: nothing was searched, nothing was missed
+    given = rows.assign(hit_rank=None, retrieved=False)
+    assert summarise(given)["retrieval"] is None
+    assert "Recuperação" not in summary_markdown(given, summarise(given))
+    some = rows.assign(retrieved=[True, True, False, False])  # two searched: found 1st, missed
+    assert summarise(some)["retrieval"]["n"] == 2
+    assert summarise(some)["retrieval"]["hit@1"] == pytest.approx(1 / 2)
+
+
 def test_summarise_derives_ar_only_and_handles_no_gold(rows: pd.DataFrame) -> None:
     bare = rows.drop(columns=["ar_only", "ar", "gold_lecture", "hit_rank"])
     summary = summarise(bare)
