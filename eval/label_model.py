@@ -130,6 +130,8 @@ def fit_submodel(rows: Sequence[Row], labels: Sequence[str], features: Sequence[
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
+    if not rows:
+        raise InputError("no labelled items with these signals to fit on")
     x = np.array([[float(r[f] or 0.0) for f in features] for r in rows], dtype=np.float64)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)

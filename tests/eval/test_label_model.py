@@ -74,6 +74,15 @@ def test_leaving_a_question_out_means_its_answers_never_reach_the_fit() -> None:
     assert predicted[:2] != ["PC", "PC"] and "PC" not in predicted[:2]
 
 
+def test_a_question_with_nothing_else_to_fit_on_gets_no_label_not_a_crash() -> None:
+    # the fallback submodel's signals only one question's answers have: leaving it out leaves
+    # nothing to fit, as early in a run on a new set
+    rows = [{"claim_mean": x} for x in (0.9, 0.5, 0.1)]
+    assert leave_group_out(rows, ["C", "PC", "I"], ["q0"] * 3, ["claim_mean"]) == [None] * 3
+    with pytest.raises(InputError, match="no labelled items"):
+        fit_submodel([], [], ["claim_mean"])
+
+
 def test_a_broken_model_file_names_what_is_wrong() -> None:
     with pytest.raises(InputError, match="models"):
         LabelModel.from_dict({"judge_model": "x"})
