@@ -162,6 +162,33 @@ def by_kind(kinds: Sequence[Any], manual: Sequence[Any], automated: Sequence[Any
             for k, g in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))}
 
 
+def trust_lines(confidence: dict[str, Any] | None, kinds: dict[str, Any] | None) -> list[str]:
+    """The label model's confidence and the agreement per kind of answer as short lines for a
+    terminal (``aula eval`` and ``aula judge`` print them under the agreement)."""
+    out: list[str] = []
+    conf = confidence or {}
+    halves = [f"{name} (n={conf[k]['n']}, P {conf[k]['confidence_min']:.2f}–"
+              f"{conf[k]['confidence_max']:.2f}): acurácia {_fmt(conf[k].get('accuracy'), 2)}, "
+              f"kappa linear {_fmt(conf[k].get('kappa_linear'), 2)}"
+              for k, name in (("confident", "metade mais confiante"),
+                              ("unsure", "menos confiante")) if k in conf]
+    if halves:
+        out.append("confiança do modelo de rótulos: " + "; ".join(halves))
+    cal = conf.get("calibration")
+    if cal:
+        bins = ", ".join(f"{b['confidence']:.2f}→{b['accuracy']:.2f} (n={b['n']})"
+                         for b in cal["bins"] if b["n"])
+        out.append(f"calibração (confiança→acerto): {bins}; ECE {_fmt(cal['ece'], 2)}, "
+                   f"Brier {_fmt(cal['brier'], 2)}")
+    if conf.get("check_first"):
+        out.append("revise primeiro: " + ", ".join(
+            f"{x['id']} ({x['automated']}, {x['confidence']:.2f})" for x in conf["check_first"]))
+    if kinds:
+        out.append("acertos por tipo de resposta: " + ", ".join(
+            f"{k} {round(v['accuracy'] * v['n'])}/{v['n']}" for k, v in kinds.items()))
+    return out
+
+
 def _counts_text(counts: dict[str, int]) -> str:
     return " · ".join(f"{c} {n}" for c, n in counts.items() if n)
 

@@ -194,10 +194,19 @@ def _print_summary(summary: dict[str, Any], out: Path, json_out: bool) -> None:
         f"só AR: acurácia {_f(ar_only.get('accuracy'))}, kappa linear "
         f"{_f(ar_only.get('kappa_linear'))}"
     )
+    from eval.report import trust_lines
+
+    for line in trust_lines(summary.get("by_confidence"), summary.get("by_kind")):
+        typer.echo(line)
 
 
 def _f(x: Any) -> str:
     return "—" if x is None else f"{x:.2f}"
+
+
+def _ci(ci: Any) -> str:
+    """"[0.54, 0.77]": a 95% bootstrap interval, or nothing without one."""
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
 
 
 def _confidence(item: dict[str, Any]) -> str:
@@ -224,7 +233,7 @@ def judge(
     from app.judging import judge_client, judge_pipeline
     from eval.metrics import agreement
     from eval.questions import load_questions
-    from eval.report import KIND_COLUMN, by_confidence, by_kind
+    from eval.report import KIND_COLUMN, by_confidence, by_kind, trust_lines
     from eval.run import evaluate_item
 
     s = settings_for(index)
@@ -269,7 +278,14 @@ def judge(
             f"{it['id']}\tAR {_f(it.get('ar'))}\tcorreção {_f(it.get('correctness'))}\t"
             f"auto {it.get('automated') or '—'}{_confidence(it)}\tmanual {it.get('manual') or '—'}"
         )
-    typer.echo(json.dumps(summary, ensure_ascii=False))
+    ar_only = summary["ar_only"]
+    typer.echo(
+        f"n={summary.get('n')}  anotação automatizada: acurácia {_f(summary.get('accuracy'))} "
+        f"{_ci(summary.get('accuracy_ci'))}, kappa linear {_f(summary.get('kappa_linear'))} "
+        f"{_ci(summary.get('kappa_linear_ci'))}  |  só AR: acurácia "
+        f"{_f(ar_only.get('accuracy'))}, kappa linear {_f(ar_only.get('kappa_linear'))}")
+    for line in trust_lines(summary["by_confidence"], summary["by_kind"]):
+        typer.echo(line)
 
 
 def judged_items(rows: Any) -> list[tuple[Any, ...]]:

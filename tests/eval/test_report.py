@@ -16,6 +16,7 @@ from eval.report import (
     summarise,
     summary_html,
     summary_markdown,
+    trust_lines,
     write_records,
     write_rows,
     write_summary,
@@ -241,6 +242,20 @@ def test_the_report_says_whether_the_confidence_can_be_read_as_a_rate() -> None:
     page = summary_html(run, summary)
     assert '<table class="calibration">' in page
     assert 'alt="Calibração da confiança do modelo de rótulos"' in page
+
+
+def test_the_terminal_says_how_far_to_trust_the_labels_in_a_few_lines() -> None:
+    run = _confidence_run().assign(error_kind=["none"] * 4 + ["vague"] * 4 + [None, None])
+    summary = summarise(run)
+    lines = trust_lines(summary["by_confidence"], summary["by_kind"])
+    assert lines[0] == ("confiança do modelo de rótulos: metade mais confiante (n=4, P "
+                        "0.77–0.93): acurácia 1.00, kappa linear 1.00; menos confiante (n=4, P "
+                        "0.41–0.52): acurácia 0.00, kappa linear -0.33")
+    assert lines[1].startswith("calibração (confiança→acerto): 0.44→0.00 (n=3)")
+    assert lines[1].endswith("ECE 0.31, Brier 0.12")
+    assert lines[2].startswith("revise primeiro: b1 (PC, 0.36), a8 (I, 0.41)")
+    assert lines[3] == "acertos por tipo de resposta: none 4/4, vague 0/4"
+    assert trust_lines(None, None) == []
 
 
 def test_the_report_shows_which_kinds_of_wrong_answer_the_judge_lets_through() -> None:

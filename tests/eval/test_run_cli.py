@@ -143,6 +143,14 @@ def test_judge_prints_items_and_agreement(tmp_path: Path, sample_index, fake) ->
     for key in ("accuracy", "kappa", "kappa_linear", "n", "missing"):
         assert key in body["summary"] and key in body["summary"]["ar_only"]
     assert "chance" not in stderr  # another judge than the embedded one: no measured warning
+    # without --json: a line per item, then the agreement in words (no JSON to read)
+    proc = aula(["judge", str(f)], env)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    lines = stdout.strip().splitlines()
+    assert lines[0].endswith("auto C\tmanual C") and lines[1].endswith("auto I\tmanual I")
+    assert lines[2].startswith("n=2  anotação automatizada: acurácia 1.00 [1.00, 1.00]")
+    assert not any(line.startswith("{") for line in lines)
 
 
 def test_the_embedded_judge_on_answers_without_evidence_says_its_labels_are_near_chance(  # type: ignore[no-untyped-def]
