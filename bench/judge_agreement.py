@@ -57,16 +57,14 @@ def store() -> int:
     ``bench/data`` (``STORED``), sorted by id, without the ``BULKY`` fields: ``bench/out`` does
     not survive a change of machine, and judging the set takes hours on 2 cores. Returns how
     many items were stored."""
+    from eval.report import write_text
     from eval.run import ItemLog
 
     wanted = {r["id"] for r in _rows()}
     done = ItemLog(OUT / "judge-3b1b-gold").done()
     kept = [{k: v for k, v in it.items() if k not in BULKY}
             for i, it in sorted(done.items()) if i in wanted and not it.get("error")]
-    tmp = STORED.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(it, ensure_ascii=False) + "\n" for it in kept),
-                   encoding="utf-8")
-    os.replace(tmp, STORED)
+    write_text(STORED, "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in kept))
     return len(kept)
 
 
