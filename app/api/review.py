@@ -145,7 +145,7 @@ def items(
     request: Request,
     limit: int = Query(100, ge=1, le=1000),
     offset: int = Query(0, ge=0, le=MAX_INT),
-    order: Literal["oldest", "least_sure"] = Query(
+    order: store.QueueOrder = Query(
         "oldest", description="oldest: oldest first; least_sure: the labels the label model "
                               "was least sure of first, then those it gave no probability for"),
 ) -> dict[str, Any]:

@@ -187,16 +187,22 @@ def _print_summary(summary: dict[str, Any], out: Path, json_out: bool) -> None:
         return
     typer.echo(f"relatório em {out}/summary.html, {out}/summary.md, {out}/records.md")
     agree = summary.get("agreement") or {}
-    auto, ar_only = agree.get("automated") or {}, agree.get("ar_only") or {}
-    typer.echo(
-        f"n={summary.get('n')}  anotação automatizada: acurácia {_f(auto.get('accuracy'))}, "
-        f"kappa {_f(auto.get('kappa'))}, kappa linear {_f(auto.get('kappa_linear'))}  |  "
-        f"só AR: acurácia {_f(ar_only.get('accuracy'))}, kappa linear "
-        f"{_f(ar_only.get('kappa_linear'))}"
-    )
+    _echo_agreement(summary.get("n"), agree.get("automated") or {}, agree.get("ar_only") or {},
+                    summary.get("by_confidence"), summary.get("by_kind"))
+
+
+def _echo_agreement(n: Any, auto: dict[str, Any], ar_only: dict[str, Any],
+                    by_confidence: Any, by_kind: Any) -> None:
+    """The automated labels' agreement with the instructor's (with its intervals where
+    measured) beside AR's alone, then how far to trust them (``eval.report.trust_lines``)."""
     from eval.report import trust_lines
 
-    for line in trust_lines(summary.get("by_confidence"), summary.get("by_kind")):
+    typer.echo(
+        f"n={n}  anotação automatizada: acurácia {_f(auto.get('accuracy'))}"
+        f"{_ci(auto.get('accuracy_ci'))}, kappa linear {_f(auto.get('kappa_linear'))}"
+        f"{_ci(auto.get('kappa_linear_ci'))}  |  só AR: acurácia "
+        f"{_f(ar_only.get('accuracy'))}, kappa linear {_f(ar_only.get('kappa_linear'))}")
+    for line in trust_lines(by_confidence, by_kind):
         typer.echo(line)
 
 
@@ -205,8 +211,8 @@ def _f(x: Any) -> str:
 
 
 def _ci(ci: Any) -> str:
-    """"[0.54, 0.77]": a 95% bootstrap interval, or nothing without one."""
-    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+    """" [0.54, 0.77]": a 95% bootstrap interval, or nothing without one."""
+    return f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
 
 
 def _confidence(item: dict[str, Any]) -> str:
@@ -233,7 +239,7 @@ def judge(
     from app.judging import judge_client, judge_pipeline
     from eval.metrics import agreement
     from eval.questions import load_questions
-    from eval.report import KIND_COLUMN, by_confidence, by_kind, trust_lines
+    from eval.report import KIND_COLUMN, by_confidence, by_kind
     from eval.run import evaluate_item
 
     s = settings_for(index)
@@ -278,14 +284,8 @@ def judge(
             f"{it['id']}\tAR {_f(it.get('ar'))}\tcorreção {_f(it.get('correctness'))}\t"
             f"auto {it.get('automated') or '—'}{_confidence(it)}\tmanual {it.get('manual') or '—'}"
         )
-    ar_only = summary["ar_only"]
-    typer.echo(
-        f"n={summary.get('n')}  anotação automatizada: acurácia {_f(summary.get('accuracy'))} "
-        f"{_ci(summary.get('accuracy_ci'))}, kappa linear {_f(summary.get('kappa_linear'))} "
-        f"{_ci(summary.get('kappa_linear_ci'))}  |  só AR: acurácia "
-        f"{_f(ar_only.get('accuracy'))}, kappa linear {_f(ar_only.get('kappa_linear'))}")
-    for line in trust_lines(summary["by_confidence"], summary["by_kind"]):
-        typer.echo(line)
+    _echo_agreement(summary.get("n"), summary, summary["ar_only"], summary["by_confidence"],
+                    summary["by_kind"])
 
 
 def judged_items(rows: Any) -> list[tuple[Any, ...]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.orm import Session
@@ -225,7 +225,8 @@ class QueueFilter:
         return conds
 
 
-QUEUE_ORDERS = ("oldest", "least_sure")
+QueueOrder = Literal["oldest", "least_sure"]
+QUEUE_ORDERS: tuple[str, ...] = get_args(QueueOrder)
 """The queue's orders: oldest first, or the automated labels the label model was least sure of
 first (then the labels it gave no probability for: a rule's, AR's alone, none yet; oldest
 first among equals)."""
