@@ -36,7 +36,16 @@ from app.answer import (
     detect_language,
     fmt_clock,
 )
-from app.citations import MARKER_RE, EmbedFn, cite, cited_numbers, sentence_spans, video_link
+from app.citations import (
+    MARKER_RE,
+    EmbedFn,
+    build_citations,
+    cite,
+    cited_numbers,
+    repoint,
+    sentence_spans,
+    video_link,
+)
 from app.course import CourseCheck
 from app.evidence import (
     Decision,
@@ -451,9 +460,13 @@ class Answerer:
         checks: list[SentenceCheck] = []
         if self.postcheck != "off":
             try:
-                checks = self._postcheck(text, chosen)
+                checked, checks = self._postcheck(text, chosen)
             except LLMError as exc:  # the answer stands; it is just not checked
                 log.warning("post-check failed: %s", exc)
+            else:
+                if checked != text:  # a sentence cited a passage that does not say it
+                    text, citations = checked, build_citations(cited_numbers(checked),
+                                                               cite_hits)
         timings["postcheck"] = time.perf_counter() - t0
         if self.postcheck == "drop" and any(c.supported is False for c in checks):
             text = _drop_unsupported(text, checks)
@@ -508,11 +521,18 @@ class Answerer:
                     reason=f"{decision.reason}; asks where: the moment, nothing generated",
                     timings=timings, contexts=[p.text for p in chosen])
 
-    def _postcheck(self, text: str, passages: Sequence[Passage]) -> list[SentenceCheck]:
+    def _postcheck(self, text: str, passages: Sequence[Passage]
+                   ) -> tuple[str, list[SentenceCheck]]:
         """Each answer sentence against the passages it cites (first-token P(SIM)); one that
         cites none, against the passages the generator read until one confirms it (the
         generator often leaves its first, central sentence uncited: "O bitcoin evita gasto
-        duplo porque ..."). The lecture's words it quotes are not checked."""
+        duplo porque ..."). The lecture's words it quotes are not checked.
+
+        A sentence its cited passages do not confirm is read against the other passages, in
+        order, and cites the first that confirms it instead: the small generator sometimes
+        numbers the wrong passage (the demo's "a mais usada hoje é a ReLU [2]" linked to the
+        minute about overfitting while passage 1 says it), and the student follows the link.
+        Returns the text with such citations moved, and the checks."""
         from eval.claims import SUPPORT_AT, claim_messages, yes_probability
 
         def ask(block: str, claim: str) -> float | None:
@@ -520,6 +540,7 @@ class Answerer:
             return yes_probability(reply, probs)
 
         out: list[SentenceCheck] = []
+        fixes: list[tuple[int, int, str]] = []
         quotes = quoted_spans(text)
         for a, b in sentence_spans(text):
             if any(a < qb and qa < b for qa, qb in quotes):
@@ -535,6 +556,16 @@ class Answerer:
                 block = passage_block(texts[0]) if len(texts) == 1 else numbered(
                     texts, sum(len(t) for t in texts) + 50)
                 p = ask(block, claim)
+                if p is None or p < SUPPORT_AT:
+                    for n, q in enumerate(passages, 1):
+                        if n in cites:
+                            continue
+                        x = ask(passage_block(q.text), claim)
+                        if x is not None and x >= SUPPORT_AT:
+                            moved = repoint(sentence, [n])
+                            fixes.append((a, b, moved))
+                            sentence, cites, p = moved, [n], x
+                            break
             else:  # each passage on its own (the server's cache has read each already),
                 # until one confirms it: one call for most sentences, every passage for a
                 # sentence none confirms
@@ -548,7 +579,9 @@ class Answerer:
                 p = max(ps) if ps else None
             out.append(SentenceCheck(sentence, cites, None if p is None else round(p, 4),
                                      None if p is None else p >= SUPPORT_AT))
-        return out
+        for a, b, moved in reversed(fixes):
+            text = text[:a] + moved + text[b:]
+        return text, out
 
     def _declined(self, lang: Lang) -> Answer:
         return Answer(DECLINED[lang], [], False, getattr(self.llm, "model_id", ""), lang)

@@ -159,6 +159,13 @@ def cite_also(sentence: str, numbers: Sequence[int]) -> str:
     return _attach_spans(body, _format_marker(list(dict.fromkeys([*have, *numbers]))))
 
 
+def repoint(sentence: str, numbers: Sequence[int]) -> str:
+    """``sentence`` citing ``numbers`` instead of what it cites, in one marker before its final
+    punctuation (``"a ReLU [2], que ... [2]."`` + [1] -> ``"a ReLU, que ... [1]."``)."""
+    body = re.sub(r"\s+([,;:.!?])", r"\1", MARKER_RE.sub("", sentence))
+    return cite_also(re.sub(r"[ \t]{2,}", " ", body), numbers)
+
+
 def attach_citations(
     text: str,
     segments: Sequence[str],

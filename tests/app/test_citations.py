@@ -16,6 +16,7 @@ from app.citations import (
     clean_markers,
     fmt_ts,
     parse_marker,
+    repoint,
     sentence_spans,
     video_link,
 )
@@ -158,3 +159,10 @@ def test_a_sentence_can_cite_one_more_passage_in_its_own_marker() -> None:
     assert cite_also("A ReLU é rápida [1].", [2]) == "A ReLU é rápida [1, 2]."
     assert cite_also("A ReLU é rápida [1, 2].", [2]) == "A ReLU é rápida [1, 2]."
     assert cite_also("A ReLU é rápida.", [3]) == "A ReLU é rápida [3]."
+
+
+def test_a_sentence_can_cite_another_passage_instead() -> None:
+    assert repoint("A ReLU é rápida [2].", [1]) == "A ReLU é rápida [1]."
+    assert repoint("A ReLU [2], que é rápida, vence [2, 3].", [1]) == \
+        "A ReLU, que é rápida, vence [1]."
+    assert repoint("A ReLU é rápida", [3]) == "A ReLU é rápida [3]"

@@ -7,6 +7,7 @@ The fake LLM answers the gate's yes/no question with first-token logprobs at a c
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +32,18 @@ def responder(messages: list[dict]) -> str:
     if "PERGUNTA DE UM ESTUDANTE" in user:  # the evidence check
         return f"SIM@{LEVEL['p']}" if "relu" in user.lower() else "NÃO@0.9"
     if "AFIRMAÇÃO:" in user:  # the post-check of one answer sentence
-        return "NÃO@0.9" if "lua" in user.lower() else "SIM@0.95"
+        text, claim = user.split("AFIRMAÇÃO:", 1)
+        if "lua" in claim.lower():
+            return "NÃO@0.9"
+        if "máximo entre zero" in claim:  # confirmed only by a passage that says it
+            return "SIM@0.95" if "máximo entre zero" in text else "NÃO@0.8"
+        return "SIM@0.95"
+    if "número errado" in user:  # the small model's slip: it numbers a passage that
+        # does not say it
+        blocks = re.split(r"\n\n(?=\[\d+\] Aula:)", user)
+        wrong = [b[1:b.index("]")] for b in blocks
+                 if re.match(r"\[\d+\] Aula:", b) and "máximo entre zero" not in b]
+        return f"A ReLU devolve o máximo entre zero e a entrada [{wrong[0]}]."
     if "tão usada" in user:  # the small model's habit: the question handed back, cited
         return "A ReLU é tão usada hoje [1]."
     if "sem colchetes" in user.lower():  # its one marker stands before a copied heading
@@ -166,6 +178,29 @@ def test_a_sentence_citing_nothing_is_checked_against_every_passage_read(service
                 for s in body["sentences"]}
     assert verdicts["A ReLU foi inventada na lua"] == ([], False)  # marked on the page
     assert verdicts["A ReLU devolve o máximo entre zero e a entrada"] == ([1], True)
+
+
+def test_a_citation_of_a_passage_that_does_not_say_it_moves_to_the_one_that_does(
+    service: str, fake_llm: FakeLLMServer
+) -> None:
+    """The generator numbered a passage it read that does not say the sentence (as the demo's
+    "a mais usada hoje é a ReLU [2]" did, linking to the minute about overfitting): the
+    student's link opens where the lecture says it."""
+    fake_llm.requests.clear()
+    body = ask(service, "O que a ReLU devolve? (número errado)").json()
+    generated = [r for r in fake_llm.chat_requests if r.get("stream")]
+    wrote = generated[0]["messages"][-1]["content"]
+    assert body["covered"] is True and len(body["moments"]) >= 2
+    (sentence,) = body["sentences"]
+    assert sentence["supported"] is True
+    (n,) = sentence["cites"]
+    moment = body["moments"][n - 1]
+    assert "máximo entre zero" in moment["snippet"]
+    assert f"[{n}]" in body["answer"] and f"[{n}] Aula:" in wrote
+    (cite,) = body["citations"]
+    assert cite["n"] == [n]
+    assert (cite["start"], cite["end"]) == pytest.approx((moment["start"], moment["end"]))
+    assert cite["url"] == moment["url"]
 
 
 def test_an_answer_citing_nothing_gets_the_passages_it_came_from(service: str) -> None:
