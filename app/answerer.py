@@ -170,6 +170,9 @@ class SentenceCheck:
     cites: list[int]
     p: float | None
     supported: bool | None
+    moved_from: list[int] | None = None
+    """The passages the generator cited, when the post-check moved the citation to the one
+    that confirms the sentence (``cites``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -547,6 +550,7 @@ class Answerer:
                 continue  # the lecture's own words, quoted: nothing to confirm
             sentence = text[a:b]
             cites = [n for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+            was: list[int] | None = None
             claim = squash(MARKER_RE.sub("", sentence))
             if len(claim) < 12 or not passages:
                 out.append(SentenceCheck(sentence, cites, None, None))
@@ -564,7 +568,7 @@ class Answerer:
                         if x is not None and x >= SUPPORT_AT:
                             moved = repoint(sentence, [n])
                             fixes.append((a, b, moved))
-                            sentence, cites, p = moved, [n], x
+                            sentence, cites, p, was = moved, [n], x, cites
                             break
             else:  # each passage on its own (the server's cache has read each already),
                 # until one confirms it: one call for most sentences, every passage for a
@@ -578,7 +582,7 @@ class Answerer:
                             break
                 p = max(ps) if ps else None
             out.append(SentenceCheck(sentence, cites, None if p is None else round(p, 4),
-                                     None if p is None else p >= SUPPORT_AT))
+                                     None if p is None else p >= SUPPORT_AT, was))
         for a, b, moved in reversed(fixes):
             text = text[:a] + moved + text[b:]
         return text, out

@@ -104,11 +104,19 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
     assert reply is not None
     cites = reply.answer.citations if reply.answer is not None and reply.covered else []
     ok, checked = _supported_share(services.llm, reply)
+    # the passages cited before the post-check moved a citation (moments[n - 1] is passage n)
+    before = {n for c in reply.sentences for n in (c.moved_from or c.cites)}
+    read = [reply.moments[n - 1] for n in sorted(before) if 1 <= n <= len(reply.moments)]
     return {
         "id": q.qid, "answerable": q.answerable, "strategy": answerer.strategy,
         "covered": reply.covered, "answered": bool(reply.covered and reply.answer is not None),
         "gold_video": any(c.lecture_id == q.gold_lecture for c in cites),
         "gold_span": any(q.overlaps(c.lecture_id, c.start, c.end) for c in cites),
+        "moved": sum(c.moved_from is not None for c in reply.sentences),
+        "gold_span_as_generated": (any(q.overlaps(m.lecture_id, m.start, m.end) for m in read)
+                                   if any(c.moved_from for c in reply.sentences)
+                                   else any(q.overlaps(c.lecture_id, c.start, c.end)
+                                            for c in cites)),
         "supported": ok, "checked": checked, "error": reply.error,
         "first_evidence_s": first_evidence, "first_token_s": first_token, "total_s": total,
         "reason": reply.reason, "confidence": reply.confidence,
@@ -135,6 +143,9 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answered_rate": share(ans, "answered"),
         "cites_gold_video": share(ans, "gold_video"),
         "cites_gold_span": share(ans, "gold_span"),
+        # the generator's own markers, before the post-check moved any (app.answerer)
+        "cites_gold_span_as_generated": share(ans, "gold_span_as_generated"),
+        "answers_with_a_citation_moved": sum(bool(r["moved"]) for r in answered),
         "not_covered_rate_unanswerable": (sum(r["covered"] is False for r in una) / len(una)
                                           if una else float("nan")),
         "sentences_supported": sum(r["supported"] for r in rows) / checked if checked else 0.0,
