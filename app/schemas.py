@@ -129,6 +129,9 @@ class SentenceOut(BaseModel):
     cites: list[int]
     p: float | None = Field(description="P(the cited passage confirms the sentence)")
     supported: bool | None
+    moved_from: list[int] | None = Field(
+        None, description="the passages the generator cited, when none confirmed the sentence "
+                          "and the post-check moved its citation to one that does (cites)")
 
 
 class AskOut(BaseModel):

@@ -194,6 +194,8 @@ def test_a_citation_of_a_passage_that_does_not_say_it_moves_to_the_one_that_does
     (sentence,) = body["sentences"]
     assert sentence["supported"] is True
     (n,) = sentence["cites"]
+    (was,) = sentence["moved_from"]  # what the generator cited, for the instructor
+    assert was != n and "máximo entre zero" not in body["moments"][was - 1]["snippet"]
     moment = body["moments"][n - 1]
     assert "máximo entre zero" in moment["snippet"]
     assert f"[{n}]" in body["answer"] and f"[{n}] Aula:" in wrote

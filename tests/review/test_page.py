@@ -316,6 +316,26 @@ def test_the_instructor_reads_the_least_sure_labels_first(site: Site, browser) -
     page.close()
 
 
+def test_the_instructor_sees_which_citations_the_post_check_moved(site: Site, browser) -> None:  # type: ignore[no-untyped-def]
+    body = answer_body("Qual função de ativação é mais usada?", "citacao-movida")
+    body["strategy"] = "gated"
+    body["sentences"] = [
+        {"text": "A mais usada hoje é a ReLU [1].", "cites": [1], "p": 0.99, "supported": True,
+         "moved_from": [2]},
+        {"text": "Ela foi inventada na lua [2].", "cites": [2], "p": 0.1, "supported": False,
+         "moved_from": None},
+    ]
+    with site.db.write() as s:
+        answer_id = store.save_answer(s, body, store_now())
+    page = browser.new_page(viewport=PHONE)
+    login(page, site)
+    show_lecture(page, "citacao-movida", answer_id)
+    wait_for(page, "document.getElementById('auto-unsupported').textContent !== '—'")
+    assert page.inner_text("#auto-moved") == "“A mais usada hoje é a ReLU [1].”: [2] → [1]"
+    assert page.inner_text("#auto-unsupported") == "“Ela foi inventada na lua [2].” (P=0.10)"
+    page.close()
+
+
 class Held:
     """Requests matching ``pattern`` held back until ``stop``: the network made slow on
     purpose, so that answers arrive after the instructor's next key."""

@@ -157,6 +157,11 @@ function render(item, index = state.index) {
   $("auto-unsupported").textContent = sents.length === 0 ? "—"
     : weak.length === 0 ? `nenhuma (${sents.length} verificadas)`
     : weak.map((x) => `“${x.text}” (P=${Number(x.p).toFixed(2)})`).join(" · ");
+  // sentences whose cited passage did not confirm them, moved to the passage that does
+  const moved = sents.filter((x) => x.moved_from);
+  $("auto-moved").textContent = moved.length === 0 ? "—"
+    : moved.map((x) => `“${x.text}”: [${x.moved_from.join(", ")}] → [${x.cites.join(", ")}]`)
+      .join(" · ");
   $("auto-ar").textContent = item.ar == null ? "—" : item.ar.toFixed(2);
   const sure = (item.judge_signals || {}).label_confidence;  // the label model's P of its label
   $("auto-label").textContent = !item.automated ? (item.judge_error ? "erro" : "—")
