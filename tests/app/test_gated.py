@@ -37,13 +37,16 @@ def responder(messages: list[dict]) -> str:
             return "NÃO@0.9"
         if "máximo entre zero" in claim:  # confirmed only by a passage that says it
             return "SIM@0.95" if "máximo entre zero" in text else "NÃO@0.8"
+        if "maior valor" in claim:  # both passages read alike: P differs by noise
+            return "SIM@0.88" if "máximo entre zero" in text else "SIM@0.82"
         return "SIM@0.95"
-    if "número errado" in user:  # the small model's slip: it numbers a passage that
-        # does not say it
+    if "número errado" in user or "quase igual" in user:  # the small model's slip: it
+        # numbers a passage that does not say it
         blocks = re.split(r"\n\n(?=\[\d+\] Aula:)", user)
         wrong = [b[1:b.index("]")] for b in blocks
                  if re.match(r"\[\d+\] Aula:", b) and "máximo entre zero" not in b]
-        return f"A ReLU devolve o máximo entre zero e a entrada [{wrong[0]}]."
+        said = "o máximo entre zero" if "número errado" in user else "o maior valor entre zero"
+        return f"A ReLU devolve {said} e a entrada [{wrong[0]}]."
     if "tão usada" in user:  # the small model's habit: the question handed back, cited
         return "A ReLU é tão usada hoje [1]."
     if "sem colchetes" in user.lower():  # its one marker stands before a copied heading
@@ -203,6 +206,20 @@ def test_a_citation_of_a_passage_that_does_not_say_it_moves_to_the_one_that_does
     assert cite["n"] == [n]
     assert (cite["start"], cite["end"]) == pytest.approx((moment["start"], moment["end"]))
     assert cite["url"] == moment["url"]
+
+
+def test_a_citation_stays_where_the_other_passage_confirms_it_barely_more(
+    service: str, fake_llm: FakeLLMServer
+) -> None:
+    """P 0.88 against 0.82 is the small checker's noise, not a clear case: the generator's
+    citation stands, marked unconfirmed."""
+    body = ask(service, "O que a ReLU devolve? (quase igual)").json()
+    assert body["covered"] is True and len(body["moments"]) >= 2
+    (sentence,) = body["sentences"]
+    (n,) = sentence["cites"]
+    assert "máximo entre zero" not in body["moments"][n - 1]["snippet"]
+    assert sentence["moved_from"] is None
+    assert sentence["supported"] is False and sentence["p"] == pytest.approx(0.82, abs=0.01)
 
 
 def test_an_answer_citing_nothing_gets_the_passages_it_came_from(service: str) -> None:
