@@ -104,19 +104,19 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
     assert reply is not None
     cites = reply.answer.citations if reply.answer is not None and reply.covered else []
     ok, checked = _supported_share(services.llm, reply)
-    # the passages cited before the post-check moved a citation (moments[n - 1] is passage n)
-    before = {n for c in reply.sentences for n in (c.moved_from or c.cites)}
-    read = [reply.moments[n - 1] for n in sorted(before) if 1 <= n <= len(reply.moments)]
+    gold_span = any(q.overlaps(c.lecture_id, c.start, c.end) for c in cites)
+    moved = sum(c.moved_from is not None for c in reply.sentences)
+    if moved:  # the passages cited before the post-check moved some (moments[n - 1] is passage n)
+        before = {n for c in reply.sentences for n in (c.moved_from or c.cites)}
+        read = [reply.moments[n - 1] for n in sorted(before) if 1 <= n <= len(reply.moments)]
+        as_generated = any(q.overlaps(m.lecture_id, m.start, m.end) for m in read)
+    else:
+        as_generated = gold_span
     return {
         "id": q.qid, "answerable": q.answerable, "strategy": answerer.strategy,
         "covered": reply.covered, "answered": bool(reply.covered and reply.answer is not None),
         "gold_video": any(c.lecture_id == q.gold_lecture for c in cites),
-        "gold_span": any(q.overlaps(c.lecture_id, c.start, c.end) for c in cites),
-        "moved": sum(c.moved_from is not None for c in reply.sentences),
-        "gold_span_as_generated": (any(q.overlaps(m.lecture_id, m.start, m.end) for m in read)
-                                   if any(c.moved_from for c in reply.sentences)
-                                   else any(q.overlaps(c.lecture_id, c.start, c.end)
-                                            for c in cites)),
+        "gold_span": gold_span, "moved": moved, "gold_span_as_generated": as_generated,
         "supported": ok, "checked": checked, "error": reply.error,
         "first_evidence_s": first_evidence, "first_token_s": first_token, "total_s": total,
         "reason": reply.reason, "confidence": reply.confidence,
