@@ -66,6 +66,7 @@ from corpus.context import (
     focus,
     numbered,
     rank_passages,
+    said_at,
     squash,
 )
 from corpus.models import Cue, Hit
@@ -173,6 +174,10 @@ class SentenceCheck:
     moved_from: list[int] | None = None
     """The passages the generator cited, when the post-check moved the citation to the one
     that confirms the sentence (``cites``)."""
+    at: float | None = None
+    """The second where its (first) cited passage says it (``corpus.context.said_at``)."""
+    url: str = ""
+    """The video at ``at``: where the sentence's ``[n]`` opens it."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -586,8 +591,9 @@ class Answerer:
                         if x >= SUPPORT_AT:
                             break
                 p = max(ps) if ps else None
+            at, url = _said(claim, passages, cites)
             out.append(SentenceCheck(sentence, cites, None if p is None else round(p, 4),
-                                     None if p is None else p >= SUPPORT_AT, was))
+                                     None if p is None else p >= SUPPORT_AT, was, at, url))
         for a, b, moved in reversed(fixes):
             text = text[:a] + moved + text[b:]
         return text, out
@@ -620,6 +626,16 @@ def shared_words(sentence: str, texts: Sequence[str]) -> float:
         return 0.0
     said = {w for t in texts for w in tokenize(t)}
     return len(words & said) / len(words)
+
+
+def _said(claim: str, passages: Sequence[Passage], cites: Sequence[int]
+          ) -> tuple[float | None, str]:
+    """Where the first cited passage says ``claim``, and the video link there."""
+    if not cites:
+        return None, ""
+    passage = passages[cites[0] - 1]
+    at = said_at(claim, passage)
+    return (None, "") if at is None else (at, video_link(passage.hit.url, at))
 
 
 def _cite_all(text: str) -> str:

@@ -132,6 +132,11 @@ class SentenceOut(BaseModel):
     moved_from: list[int] | None = Field(
         None, description="the passages the generator cited, when none confirmed the sentence "
                           "and the post-check moved its citation to one that does (cites)")
+    at: float | None = Field(
+        None, description="seconds: where the (first) cited passage says what the sentence "
+                          "says; None when it could not be placed (the citation's link holds)")
+    url: WebLink = Field("", description="the video, opening at at: where this sentence's "
+                                          "[n] leads")
 
 
 class AskOut(BaseModel):

@@ -112,12 +112,15 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
         as_generated = any(q.overlaps(m.lecture_id, m.start, m.end) for m in read)
     else:
         as_generated = gold_span
+    linked, placed, at_sentence, at_passage = _links_in_span(q, reply)
     return {
         "id": q.qid, "answerable": q.answerable, "strategy": answerer.strategy,
         "covered": reply.covered, "answered": bool(reply.covered and reply.answer is not None),
         "gold_video": any(c.lecture_id == q.gold_lecture for c in cites),
         "gold_span": gold_span, "moved": moved, "gold_span_as_generated": as_generated,
         "supported": ok, "checked": checked, "error": reply.error,
+        "linked": linked, "placed": placed,
+        "at_sentence_in_span": at_sentence, "at_passage_in_span": at_passage,
         "first_evidence_s": first_evidence, "first_token_s": first_token, "total_s": total,
         "reason": reply.reason, "confidence": reply.confidence,
         "answer": reply.answer.text if reply.answer is not None else reply.note,
@@ -125,6 +128,30 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
                       if reply.answer is not None and reply.covered else None),
         "quoted": reply.quoted,
     }
+
+
+def _links_in_span(q: Any, reply: Any) -> tuple[int, int, int, int]:
+    """The answer's cited sentences (``linked``), those placed in their passage (``at``), and
+    how many of their [n] links open inside the gold span (``START_SLACK`` before it counts):
+    at the sentence's own second (the passage's when it was not placed), and at the passage's
+    (where it answers the question)."""
+    from eval.retrieval import START_SLACK
+
+    if not q.answerable or not reply.covered or reply.answer is None:
+        return 0, 0, 0, 0
+    at_sentence = at_passage = linked = placed = 0
+    for c in reply.sentences:
+        if not c.cites or not 1 <= c.cites[0] <= len(reply.moments):
+            continue
+        m = reply.moments[c.cites[0] - 1]  # moments[n - 1] is passage n
+        linked += 1
+        placed += c.at is not None
+        if m.lecture_id != q.gold_lecture:
+            continue
+        inside = lambda t: q.gold_start - START_SLACK <= t <= q.gold_end  # noqa: E731
+        at_sentence += inside(c.at if c.at is not None else m.answer_start)
+        at_passage += inside(m.answer_start)
+    return linked, placed, at_sentence, at_passage
 
 
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -149,6 +176,12 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "not_covered_rate_unanswerable": (sum(r["covered"] is False for r in una) / len(una)
                                           if una else float("nan")),
         "sentences_supported": sum(r["supported"] for r in rows) / checked if checked else 0.0,
+        # where a student lands who follows a sentence's [n]: inside the gold span?
+        "sentence_links_in_gold_span": (sum(r["at_sentence_in_span"] for r in ans) / linked
+                                        if (linked := sum(r["linked"] for r in ans)) else 0.0),
+        "sentence_links_in_gold_span_at_passage_start": (
+            sum(r["at_passage_in_span"] for r in ans) / linked if linked else 0.0),
+        "sentences_placed": (sum(r["placed"] for r in ans) / linked if linked else 0.0),
         # what a student notices first: does the answer say anything the question did not?
         "answers_adding_to_the_question": (
             sum((r["new_words"] or 0) >= MIN_NEW_WORDS for r in answered) / len(answered)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from corpus.bm25 import tokenize
 from corpus.models import Cue, Hit
 
 EmbedFn = Callable[[list[str], str], np.ndarray]
@@ -114,6 +115,9 @@ class Passage:
     answer_start: float
     similarity: float = 0.0
     """E5 cosine of the question with the passage's best sentence group (0 when unscored)."""
+    cues: tuple[Cue, ...] = ()
+    """The timed sentences the passage is made of (``said_at`` finds an answer's sentence in
+    them)."""
 
     def as_hit(self) -> Hit:
         """The passage as a hit (same corpus id, the passage's span and text)."""
@@ -196,8 +200,39 @@ def focus(
         text = squash(" ".join(c.text for c in chosen))
         start = max(hit.start, chosen[0].start)
         end = min(hit.end, max(c.end for c in chosen))
-        out.append(Passage(hit, text, start, end, max(start, sents[best].start), sim))
+        out.append(Passage(hit, text, start, end, max(start, sents[best].start), sim,
+                           tuple(chosen)))
     return out
+
+
+SAID_MIN_WORDS = 2
+"""Content words an answer's sentence must share with a passage's cues to be placed in them."""
+
+
+def said_at(sentence: str, passage: Passage, span: int = 2) -> float | None:
+    """The second where ``passage`` says what ``sentence`` (an answer's) says: the start of
+    the run of ``span`` cues holding the most of its content words (BM25's tokens: stems,
+    accents folded, stop words dropped), of those the one whose first cue says the most, the
+    earliest of equals; None when no run holds ``SAID_MIN_WORDS`` of them, or the passage has
+    no cues.
+
+    A citation's link opened where the passage's sentences closest to the *question* start;
+    an answer of three sentences drawn from one passage linked all three there, up to half a
+    minute before the words a sentence repeats."""
+    words = set(tokenize(sentence))
+    if not words or not passage.cues:
+        return None
+    said = [set(tokenize(c.text)) & words for c in passage.cues]
+    best, at = (0, 0), None
+    for i in range(len(said)):
+        # the run's words, then its first cue's: a run starts where the sentence does, not
+        # at the cue before that shares one word with it
+        n = (len(set().union(*said[i : i + span])), len(said[i]))
+        if said[i] and n > best:
+            best, at = n, i
+    if at is None or best[0] < SAID_MIN_WORDS:
+        return None
+    return max(passage.start, passage.cues[at].start)
 
 
 def rank_passages(passages: Sequence[Passage]) -> list[Passage]:

@@ -17,9 +17,11 @@ import pytest
 from app.config import Settings
 from app.evidence import DEFAULT_GATE_FILE, Gate
 from app.main import create_app
+from corpus.readers import read_cues
 from tests.app.fake_llm import FakeLLMServer
 from tests.servers import ServedApp
 
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "lectures"
 LEVEL = {"p": 0.9}
 DB_PATH: dict[str, Path] = {}
 
@@ -140,6 +142,24 @@ def test_moment_link_opens_where_the_answering_sentence_starts(service: str) -> 
     cite = body["citations"][0]  # names the passage read, opens at the answering sentence
     assert (cite["start"], cite["end"]) == pytest.approx((m["start"], m["end"]))
     assert cite["url"].endswith(f"t={int(m['answer_start'])}")
+
+
+def test_each_sentence_link_opens_where_the_lecture_says_it(service: str) -> None:
+    """The passage opens where it answers the question; the answer's sentence links to the
+    cue that says what it says, not to the cue before it that shares one word ("zero")."""
+    body = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
+    _, cues = read_cues(SAMPLES / "redes-neurais" / "redes-neurais.srt")
+    (says,) = [c for c in cues if "máximo entre zero e a entrada" in c.text]
+    first = body["sentences"][0]
+    assert first["text"].startswith("A ReLU devolve o máximo entre zero e a entrada")
+    (n,) = first["cites"]
+    moment = body["moments"][n - 1]
+    assert moment["start"] <= moment["answer_start"] < says.start <= moment["end"]
+    assert first["at"] == pytest.approx(says.start)
+    assert first["url"] == moment["url"].replace(f"t={int(moment['answer_start'])}",
+                                                 f"t={int(says.start)}")
+    # the citation itself still opens where the passage answers the question
+    assert body["citations"][0]["url"] == moment["url"]
 
 
 def test_a_question_asking_where_gets_the_moment_without_generation(

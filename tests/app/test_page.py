@@ -7,6 +7,7 @@ import shutil
 import time
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from app.config import Settings
@@ -143,6 +144,21 @@ def test_moments_appear_before_the_answer(gated_site: str, browser) -> None:  # 
     page.wait_for_selector("#citations li a.ref", timeout=60_000)
     assert "ReLU" in page.inner_text("#answer")
     assert page.locator("#moments li").count() >= 1
+    page.close()
+
+
+def test_a_sentence_marker_opens_where_the_lecture_says_it(gated_site: str, browser) -> None:  # type: ignore[no-untyped-def]
+    """The reference list opens each passage where it answers the question; the answer's
+    [n] opens where the lecture says what that sentence says."""
+    question = "Qual a vantagem da ReLU sobre a sigmoid?"
+    body = httpx.post(f"{gated_site}/ask", json={"question": question, "k": 8},
+                      timeout=60).json()
+    sentence, cite = body["sentences"][0], body["citations"][0]
+    assert sentence["url"] and sentence["url"] != cite["url"]
+    page = asking(gated_site, browser, question)
+    page.wait_for_selector("#citations li a.ref", timeout=60_000)
+    assert page.locator("#answer a.cite").first.get_attribute("href") == sentence["url"]
+    assert page.locator("#citations li a.ref").first.get_attribute("href") == cite["url"]
     page.close()
 
 

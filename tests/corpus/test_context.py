@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from corpus.context import fit_texts, focus, numbered, rank_passages, share
+from corpus.context import fit_texts, focus, numbered, rank_passages, said_at, share
 from corpus.models import Cue, Hit
 
 
@@ -54,6 +54,19 @@ def test_focus_trims_a_window_to_the_sentences_that_answer() -> None:
     assert "exercícios" not in p.text
     assert p.answer_start == 120  # the link opens where the answering sentence starts
     assert 100 <= p.start <= 120 and p.end <= 160
+
+
+def test_an_answer_sentence_is_placed_where_the_passage_says_it() -> None:
+    """The passage starts where it answers the question; each sentence of an answer drawn
+    from it links where its own words are said."""
+    [p] = focus("o que a relu faz?", [HIT], lambda h: CUES, keyword_embed, chars=200, group=1)
+    assert p.answer_start == 120
+    assert said_at("A ReLU zera os negativos [1].", p) == 120
+    assert said_at("Ela treina mais rápido que a sigmoide [1].", p) == 130
+    assert said_at("Na aula seguinte vêm as convoluções.", p) == 140
+    # one shared word, or none, does not place a sentence: the citation's link holds
+    assert said_at("Ela é rápida.", p) is None
+    assert said_at("A Lua é feita de queijo.", p) is None
 
 
 def test_focus_without_cues_splits_the_window_text() -> None:

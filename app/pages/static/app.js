@@ -62,14 +62,15 @@ const link = (href, props, label) => href
   ? el("a", { href, target: "_blank", rel: "noopener", ...props }, label)
   : el("span", { className: props.className || "" }, label);
 
-function withCites(text, byN) {
-  // [n] markers become links to the cited second of the video
+function withCites(text, byN, at) {
+  // [n] markers become links to the cited second of the video: where the sentence's own
+  // words are said when the server placed them (at), else where the passage answers
   const out = [];
   let last = 0;
   for (const m of text.matchAll(/\[(\d+)\]/g)) {
     out.push(text.slice(last, m.index));
     const c = byN[Number(m[1])];
-    const href = c && safeHref(c.url);
+    const href = c && safeHref((at && at.n === Number(m[1]) && at.url) || c.url);
     out.push(href
       ? el("a", { className: "cite", href, target: "_blank", rel: "noopener",
           title: `${c.title} ${ts(c.start)}–${ts(c.end)}` }, m[0])
@@ -84,17 +85,22 @@ function renderAnswer(text, citations, sentences) {
   const byN = {};
   citations.forEach((c) => c.n.forEach((n) => { byN[n] = c; }));
   answerEl.replaceChildren();
-  // sentences the cited passage does not confirm are marked
-  const weak = (sentences || []).filter((x) => x.supported === false).map((x) => x.text);
+  // each checked sentence's marker opens where its words are said; sentences the cited
+  // passage does not confirm are marked
   let rest = text;
-  for (const w of weak) {
-    const at = rest.indexOf(w);
-    if (at < 0) continue;
-    answerEl.append(...withCites(rest.slice(0, at), byN));
-    answerEl.append(el("mark", { className: "unsupported",
-      title: "Esta frase não foi confirmada pelo trecho citado" }, ...withCites(w, byN)),
-      el("span", { className: "flag" }, " (não confirmada)"));
-    rest = rest.slice(at + w.length);
+  for (const x of sentences || []) {
+    const i = rest.indexOf(x.text);
+    if (i < 0) continue;
+    answerEl.append(...withCites(rest.slice(0, i), byN));
+    const own = withCites(x.text, byN, x.url ? { n: (x.cites || [])[0], url: x.url } : null);
+    if (x.supported === false) {
+      answerEl.append(el("mark", { className: "unsupported",
+        title: "Esta frase não foi confirmada pelo trecho citado" }, ...own),
+        el("span", { className: "flag" }, " (não confirmada)"));
+    } else {
+      answerEl.append(...own);
+    }
+    rest = rest.slice(i + x.text.length);
   }
   answerEl.append(...withCites(rest, byN));
   citesEl.replaceChildren();
