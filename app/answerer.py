@@ -41,6 +41,7 @@ from app.citations import (
     EmbedFn,
     build_citations,
     cite,
+    cite_also,
     cited_numbers,
     repoint,
     sentence_spans,
@@ -472,7 +473,7 @@ class Answerer:
             except LLMError as exc:  # the answer stands; it is just not checked
                 log.warning("post-check failed: %s", exc)
             else:
-                if checked != text:  # a sentence cited a passage that does not say it
+                if checked != text:  # a citation moved, or an uncited sentence got one
                     text, citations = checked, build_citations(cited_numbers(checked),
                                                                cite_hits)
         timings["postcheck"] = time.perf_counter() - t0
@@ -543,7 +544,10 @@ class Answerer:
         Only a clear case moves: that passage confirms it by ``MOVE_MARGIN`` more than the
         cited one and says more of its words (``shared_words``); the 1.5B model's P of two
         passages that both touch the sentence differ by noise (0.80 against 0.83 on the
-        answer bench). Returns the text with such citations moved, and the checks."""
+        answer bench). An uncited sentence that a passage confirms cites it ("every claim
+        cited": the generator left 1 of 2 sentences of "o que é o gradiente descendente ...?"
+        uncited, and a passage confirmed it at P 0.99). Returns the text with such citations
+        moved or added, and the checks."""
         from eval.claims import SUPPORT_AT, claim_messages, yes_probability
 
         def ask(block: str, claim: str) -> float | None:
@@ -582,13 +586,17 @@ class Answerer:
                             break
             else:  # each passage on its own (the server's cache has read each already),
                 # until one confirms it: one call for most sentences, every passage for a
-                # sentence none confirms
+                # sentence none confirms. The one that does gets the citation: the student
+                # has a link for it, and the claim a source.
                 ps: list[float] = []
-                for q in passages:
+                for n, q in enumerate(passages, 1):
                     x = ask(passage_block(q.text), claim)
                     if x is not None:
                         ps.append(x)
                         if x >= SUPPORT_AT:
+                            cited = cite_also(sentence, [n])
+                            fixes.append((a, b, cited))
+                            sentence, cites = cited, [n]
                             break
                 p = max(ps) if ps else None
             at, url = _said(claim, passages, cites)

@@ -119,6 +119,8 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
         "gold_video": any(c.lecture_id == q.gold_lecture for c in cites),
         "gold_span": gold_span, "moved": moved, "gold_span_as_generated": as_generated,
         "supported": ok, "checked": checked, "error": reply.error,
+        "sentences": len(reply.sentences),
+        "uncited": sum(not c.cites for c in reply.sentences),
         "linked": linked, "placed": placed,
         "at_sentence_in_span": at_sentence, "at_passage_in_span": at_passage,
         "first_evidence_s": first_evidence, "first_token_s": first_token, "total_s": total,
@@ -176,6 +178,10 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "not_covered_rate_unanswerable": (sum(r["covered"] is False for r in una) / len(una)
                                           if una else float("nan")),
         "sentences_supported": sum(r["supported"] for r in rows) / checked if checked else 0.0,
+        # "every claim cited": the answer's checked sentences left without a marker
+        "sentences_without_citation": (sum(r["uncited"] for r in answered) / said
+                                       if (said := sum(r["sentences"] for r in answered))
+                                       else 0.0),
         # where a student lands who follows a sentence's [n]: inside the gold span?
         "sentence_links_in_gold_span": (sum(r["at_sentence_in_span"] for r in ans) / linked
                                         if (linked := sum(r["linked"] for r in ans)) else 0.0),

@@ -39,6 +39,8 @@ def responder(messages: list[dict]) -> str:
             return "NÃO@0.9"
         if "máximo entre zero" in claim:  # confirmed only by a passage that says it
             return "SIM@0.95" if "máximo entre zero" in text else "NÃO@0.8"
+        if "mais usada hoje" in claim:  # said only where the lecture says it
+            return "SIM@0.97" if "mais usada" in text else "NÃO@0.9"
         if "maior valor" in claim:  # both passages read alike: P differs by noise
             return "SIM@0.88" if "máximo entre zero" in text else "SIM@0.82"
         return "SIM@0.95"
@@ -55,6 +57,8 @@ def responder(messages: list[dict]) -> str:
         return ("A ReLU devolve o máximo entre zero e a entrada porque [1] Aula: Redes neurais "
                 "(01:41–02:04) diz isso. Ela é mais fácil de treinar porque o gradiente não "
                 "desaparece para valores positivos.")
+    if "sem marcador" in user.lower():  # a sentence left uncited that a passage says
+        return "A função mais usada hoje é a ReLU. Ela zera os negativos [1]."
     if "quem inventou" in user.lower():  # the central claim left uncited
         return "A ReLU foi inventada na lua. A ReLU devolve o máximo entre zero e a entrada [1]."
     return "A ReLU devolve o máximo entre zero e a entrada [1]. A ReLU foi inventada na lua [1]."
@@ -201,6 +205,22 @@ def test_a_sentence_citing_nothing_is_checked_against_every_passage_read(service
                 for s in body["sentences"]}
     assert verdicts["A ReLU foi inventada na lua"] == ([], False)  # marked on the page
     assert verdicts["A ReLU devolve o máximo entre zero e a entrada"] == ([1], True)
+
+
+def test_an_uncited_sentence_a_passage_confirms_cites_it(service: str) -> None:
+    """The generator left its first sentence without a marker; the post-check found the
+    passage that says it, and the student gets the link."""
+    body = ask(service, "Qual a função de ativação mais usada? (sem marcador)").json()
+    assert body["covered"] is True
+    first = body["sentences"][0]
+    assert first["text"].startswith("A função mais usada hoje é a ReLU")
+    (n,) = first["cites"]
+    assert first["supported"] is True and first["moved_from"] is None
+    assert body["answer"].startswith(f"A função mais usada hoje é a ReLU [{n}].")
+    assert any(n in c["n"] for c in body["citations"])
+    _, cues = read_cues(SAMPLES / "redes-neurais" / "redes-neurais.srt")
+    (says,) = [c for c in cues if "a função mais usada é a ReLU" in c.text]
+    assert first["at"] == pytest.approx(says.start)  # the link opens where the lecture says it
 
 
 def test_a_citation_of_a_passage_that_does_not_say_it_moves_to_the_one_that_does(
