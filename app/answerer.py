@@ -174,7 +174,8 @@ class SentenceCheck:
     supported: bool | None
     moved_from: list[int] | None = None
     """The passages the generator cited, when the post-check moved the citation to the one
-    that confirms the sentence (``cites``)."""
+    that confirms the sentence (``cites``); ``[]`` when it cited none and the post-check
+    added the one that confirms it."""
     at: float | None = None
     """The second where its (first) cited passage says it (``corpus.context.said_at``)."""
     url: str = ""
@@ -596,7 +597,7 @@ class Answerer:
                         if x >= SUPPORT_AT:
                             cited = cite_also(sentence, [n])
                             fixes.append((a, b, cited))
-                            sentence, cites = cited, [n]
+                            sentence, cites, was = cited, [n], []
                             break
                 p = max(ps) if ps else None
             at, url = _said(claim, passages, cites)

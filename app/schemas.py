@@ -131,7 +131,8 @@ class SentenceOut(BaseModel):
     supported: bool | None
     moved_from: list[int] | None = Field(
         None, description="the passages the generator cited, when none confirmed the sentence "
-                          "and the post-check moved its citation to one that does (cites)")
+                          "and the post-check moved its citation to one that does (cites); "
+                          "[] when it cited none and the post-check added one")
     at: float | None = Field(
         None, description="seconds: where the (first) cited passage says what the sentence "
                           "says; None when it could not be placed (the citation's link holds)")

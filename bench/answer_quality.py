@@ -105,9 +105,12 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
     cites = reply.answer.citations if reply.answer is not None and reply.covered else []
     ok, checked = _supported_share(services.llm, reply)
     gold_span = any(q.overlaps(c.lecture_id, c.start, c.end) for c in cites)
-    moved = sum(c.moved_from is not None for c in reply.sentences)
-    if moved:  # the passages cited before the post-check moved some (moments[n - 1] is passage n)
-        before = {n for c in reply.sentences for n in (c.moved_from or c.cites)}
+    moved = sum(bool(c.moved_from) for c in reply.sentences)
+    added = sum(c.moved_from == [] for c in reply.sentences)
+    if moved or added:  # the passages cited before the post-check moved or added some
+        # (moments[n - 1] is passage n)
+        before = {n for c in reply.sentences
+                  for n in (c.cites if c.moved_from is None else c.moved_from)}
         read = [reply.moments[n - 1] for n in sorted(before) if 1 <= n <= len(reply.moments)]
         as_generated = any(q.overlaps(m.lecture_id, m.start, m.end) for m in read)
     else:
@@ -117,7 +120,8 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
         "id": q.qid, "answerable": q.answerable, "strategy": answerer.strategy,
         "covered": reply.covered, "answered": bool(reply.covered and reply.answer is not None),
         "gold_video": any(c.lecture_id == q.gold_lecture for c in cites),
-        "gold_span": gold_span, "moved": moved, "gold_span_as_generated": as_generated,
+        "gold_span": gold_span, "moved": moved, "added": added,
+        "gold_span_as_generated": as_generated,
         "supported": ok, "checked": checked, "error": reply.error,
         "sentences": len(reply.sentences),
         "uncited": sum(not c.cites for c in reply.sentences),
@@ -172,9 +176,10 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answered_rate": share(ans, "answered"),
         "cites_gold_video": share(ans, "gold_video"),
         "cites_gold_span": share(ans, "gold_span"),
-        # the generator's own markers, before the post-check moved any (app.answerer)
+        # the generator's own markers, before the post-check moved or added any (app.answerer)
         "cites_gold_span_as_generated": share(ans, "gold_span_as_generated"),
         "answers_with_a_citation_moved": sum(bool(r["moved"]) for r in answered),
+        "answers_with_a_citation_added": sum(bool(r["added"]) for r in answered),
         "not_covered_rate_unanswerable": (sum(r["covered"] is False for r in una) / len(una)
                                           if una else float("nan")),
         "sentences_supported": sum(r["supported"] for r in rows) / checked if checked else 0.0,

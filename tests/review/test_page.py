@@ -324,6 +324,8 @@ def test_the_instructor_sees_which_citations_the_post_check_moved(site: Site, br
          "moved_from": [2]},
         {"text": "Ela foi inventada na lua [2].", "cites": [2], "p": 0.1, "supported": False,
          "moved_from": None},
+        {"text": "Ela zera os negativos [1].", "cites": [1], "p": 0.97, "supported": True,
+         "moved_from": []},  # the generator cited nothing there
     ]
     with site.db.write() as s:
         answer_id = store.save_answer(s, body, store_now())
@@ -331,7 +333,8 @@ def test_the_instructor_sees_which_citations_the_post_check_moved(site: Site, br
     login(page, site)
     show_lecture(page, "citacao-movida", answer_id)
     wait_for(page, "document.getElementById('auto-unsupported').textContent !== '—'")
-    assert page.inner_text("#auto-moved") == "“A mais usada hoje é a ReLU [1].”: [2] → [1]"
+    assert page.inner_text("#auto-moved") == ("“A mais usada hoje é a ReLU [1].”: [2] → [1] · "
+                                              "“Ela zera os negativos [1].”: sem citação → [1]")
     assert page.inner_text("#auto-unsupported") == "“Ela foi inventada na lua [2].” (P=0.10)"
     page.close()
 

@@ -160,7 +160,8 @@ function render(item, index = state.index) {
   // sentences whose cited passage did not confirm them, moved to the passage that does
   const moved = sents.filter((x) => x.moved_from);
   $("auto-moved").textContent = moved.length === 0 ? "—"
-    : moved.map((x) => `“${x.text}”: [${x.moved_from.join(", ")}] → [${x.cites.join(", ")}]`)
+    : moved.map((x) => `“${x.text}”: ${x.moved_from.length ? `[${x.moved_from.join(", ")}]`
+      : "sem citação"} → [${x.cites.join(", ")}]`)
       .join(" · ");
   $("auto-ar").textContent = item.ar == null ? "—" : item.ar.toFixed(2);
   const sure = (item.judge_signals || {}).label_confidence;  // the label model's P of its label
