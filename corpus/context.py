@@ -207,14 +207,18 @@ def focus(
 
 SAID_MIN_WORDS = 2
 """Content words an answer's sentence must share with a passage's cues to be placed in them."""
+SAID_MIN_SHARE = 0.5
+"""...and the share of its content words they must say. With two words alone, an English
+sentence over a Portuguese passage was placed at the cue that shares "fractal" and "real" with
+it, 21 s after the one that says it (answer bench a16)."""
 
 
 def said_at(sentence: str, passage: Passage, span: int = 2) -> float | None:
     """The second where ``passage`` says what ``sentence`` (an answer's) says: the start of
     the run of ``span`` cues holding the most of its content words (BM25's tokens: stems,
     accents folded, stop words dropped), of those the one whose first cue says the most, the
-    earliest of equals; None when no run holds ``SAID_MIN_WORDS`` of them, or the passage has
-    no cues.
+    earliest of equals; None when no run holds ``SAID_MIN_WORDS`` of them and
+    ``SAID_MIN_SHARE`` of them, or the passage has no cues (the citation's link then holds).
 
     A citation's link opened where the passage's sentences closest to the *question* start;
     an answer of three sentences drawn from one passage linked all three there, up to half a
@@ -230,7 +234,7 @@ def said_at(sentence: str, passage: Passage, span: int = 2) -> float | None:
         n = (len(set().union(*said[i : i + span])), len(said[i]))
         if said[i] and n > best:
             best, at = n, i
-    if at is None or best[0] < SAID_MIN_WORDS:
+    if at is None or best[0] < max(SAID_MIN_WORDS, SAID_MIN_SHARE * len(words)):
         return None
     return max(passage.start, passage.cues[at].start)
 
