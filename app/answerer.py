@@ -59,6 +59,7 @@ from app.evidence import (
 from app.llm import LLMError
 from app.locate import asks_where, where_answer, where_topic
 from app.substance import MIN_NEW_WORDS, quoted_spans, with_substance
+from corpus.bm25 import tokenize
 from corpus.context import (
     CONTEXT_CHARS,
     PASSAGE_CHARS,
@@ -628,8 +629,6 @@ citation (``Answerer._postcheck``)."""
 def shared_words(sentence: str, texts: Sequence[str]) -> float:
     """The share of ``sentence``'s content words (BM25's: stems, accents folded, stop words
     dropped) that ``texts`` say."""
-    from corpus.bm25 import tokenize
-
     words = set(tokenize(sentence))
     if not words:
         return 0.0

@@ -146,6 +146,7 @@ def _links_in_span(q: Any, reply: Any) -> tuple[int, int, int, int]:
     if not q.answerable or not reply.covered or reply.answer is None:
         return 0, 0, 0, 0
     at_sentence = at_passage = linked = placed = 0
+    lo, hi = q.gold_start - START_SLACK, q.gold_end
     for c in reply.sentences:
         if not c.cites or not 1 <= c.cites[0] <= len(reply.moments):
             continue
@@ -154,9 +155,8 @@ def _links_in_span(q: Any, reply: Any) -> tuple[int, int, int, int]:
         placed += c.at is not None
         if m.lecture_id != q.gold_lecture:
             continue
-        inside = lambda t: q.gold_start - START_SLACK <= t <= q.gold_end  # noqa: E731
-        at_sentence += inside(c.at if c.at is not None else m.answer_start)
-        at_passage += inside(m.answer_start)
+        at_sentence += lo <= (c.at if c.at is not None else m.answer_start) <= hi
+        at_passage += lo <= m.answer_start <= hi
     return linked, placed, at_sentence, at_passage
 
 
