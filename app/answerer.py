@@ -71,6 +71,7 @@ from corpus.context import (
     said_at,
     squash,
 )
+from corpus.mentions import strip_mentions
 from corpus.models import Cue, Hit
 
 log = logging.getLogger(__name__)
@@ -282,6 +283,9 @@ class Answerer:
     min_new_words: int = MIN_NEW_WORDS
     course: CourseCheck | None = None
     """Declines questions about the course itself before the gate (None: no such check)."""
+    mentions: bool = True
+    """The focus, the evidence check and the gate read the question without its mentions of
+    the lecture or the teacher (``subject``); the course check and the generator read it whole."""
 
     @classmethod
     def from_settings(cls, settings: Any, llm: Any, retriever: Any = None,
@@ -303,7 +307,14 @@ class Answerer:
             context_chars=settings.context_chars, max_tokens=settings.llm_max_tokens,
             gated_max_tokens=settings.gated_max_tokens, postcheck=settings.answer_postcheck,
             min_new_words=settings.answer_min_new_words, course=course,
+            mentions=settings.query_rewrite,
         )
+
+    def subject(self, query: str) -> str:
+        """What the focus, the evidence check and the gate read of ``query``: without its
+        mentions of the lecture, the video or the teacher ("o prof disse na aula que ...",
+        ``corpus.mentions.strip_mentions``), which are not in what the lecture says there."""
+        return strip_mentions(query) if self.mentions else query
 
     def candidates_for(self, question: str, hits: Sequence[Hit]) -> list[Passage]:
         """The passages the evidence check reads: the top ``focus_windows`` windows focused to
@@ -403,13 +414,14 @@ class Answerer:
                                    getattr(self.llm, "model_id", ""), lang),
                             False, confidence=round(p, 4), reason=why, timings=timings)
                 return
+        about = self.subject(query)
         t0 = time.perf_counter()
-        passages = self.candidates_for(query, hits)
+        passages = self.candidates_for(about, hits)
         timings["focus"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
             probs: list[float | None] = (
-                check_passages(self.llm.first_token, query, passages)
+                check_passages(self.llm.first_token, about, passages)
                 if self.gate.uses_llm else [None] * len(passages))
         except LLMError as exc:
             moments = [_moment(p, None) for p in passages]
@@ -418,7 +430,7 @@ class Answerer:
             yield self._failed(question, lang, "gated", moments, exc, timings)
             return
         timings["check"] = time.perf_counter() - t0
-        feats = self.features(query, passages, probs, hits)
+        feats = self.features(about, passages, probs, hits)
         decision = self.gate.decide(probs, [h.score for h in hits], self.max_passages, feats)
         known = [-1.0 if p is None else p for p in probs]
         rest = [i for i in sorted(range(len(passages)), key=lambda i: -known[i])

@@ -51,8 +51,9 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
 
     def passes(question: str) -> bool:
         hits = retriever.search(question, 10)
-        passages = answerer.candidates_for(question, hits)
-        feats = answerer.features(question, passages, [None] * len(passages), hits)
+        about = answerer.subject(question)
+        passages = answerer.candidates_for(about, hits)
+        feats = answerer.features(about, passages, [None] * len(passages), hits)
         return answerer.gate.p_covered_of(feats) >= 0.5
 
     def course(question: str) -> bool:

@@ -68,12 +68,15 @@ def _kind(q: Any) -> str:
 def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: list[Any]
             ) -> tuple[dict[str, float], dict[str, bool]]:
     """The gate's signals for ``query`` over ``hits`` (the evidence check asked only when a
-    gate reads it) and each gate's decision: covered or not."""
-    passages = answerer.candidates_for(query, hits)
+    gate reads it) and each gate's decision: covered or not, read as ``/ask`` reads them
+    (without the question's mentions of the lecture or the teacher; the course check with
+    them)."""
+    about = answerer.subject(query)
+    passages = answerer.candidates_for(about, hits)
     probs: list[float | None] = (
-        check_passages(ask, query, passages)
+        check_passages(ask, about, passages)
         if any(g.uses_llm for g in gates.values()) else [None] * len(passages))
-    feats = answerer.features(query, passages, probs, hits, every_signal=True)
+    feats = answerer.features(about, passages, probs, hits, every_signal=True)
     scores = [h.score for h in hits]
     covered = {name: gate.decide(probs, scores, 2, feats).covered for name, gate in gates.items()}
     if answerer.course is not None and "shipped" in covered:

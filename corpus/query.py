@@ -2,7 +2,9 @@
 
 First the chat framing around the question is left out (``strip_framing``: "oi gente, tô com
 uma dúvida:", "obrigado!!", "(cai na prova amanhã)", "kkkk"), whose words otherwise pull the
-lectures' greetings and exam announcements into the results and sway the evidence gate. Then
+lectures' greetings and exam announcements into the results and sway the evidence gate, and so
+are mentions of the lecture or the teacher (``corpus.mentions``: "o prof disse na aula que").
+Then
 three rewrites, all pure and cheap: chat abbreviations expanded ("pq" -> "por que", "vc" ->
 "você"), words typed without their accents given back the spelling the lectures use
 ("funcao" -> "função", "neuronio" -> "neurônio", and "funçao", typed with the cedilla
@@ -24,6 +26,7 @@ from collections.abc import Iterable
 
 from corpus.bm25 import stopwords
 from corpus.language import Lang, corpus_language, detect_language, word_counts_shipped
+from corpus.mentions import strip_mentions
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -346,11 +349,15 @@ class QueryRewriter:
     """Rewrites a question before it is embedded and searched."""
 
     def __init__(self, accents: dict[str, str] | None = None, *, abbreviations: bool = True,
-                 speller: Speller | None = None, framing: bool = True) -> None:
+                 speller: Speller | None = None, framing: bool = True,
+                 mentions: bool = True) -> None:
         self.accents = accents or {}
         self.abbreviations = abbreviations
         self.speller = speller
         self.framing = framing
+        self.mentions = mentions
+        """Leave out mentions of the lecture, the video or the teacher
+        (``corpus.mentions.strip_mentions``: "o prof disse na aula que ...")."""
 
     @classmethod
     def for_corpus(cls, texts: Iterable[str]) -> QueryRewriter:
@@ -361,6 +368,8 @@ class QueryRewriter:
     def __call__(self, question: str) -> str:
         if self.framing:
             question = strip_framing(question)
+        if self.mentions:
+            question = strip_mentions(question)
         expand = self.abbreviations and not looks_english(question)
         speller = (self.speller if self.speller is not None
                    and detect_language(question) == self.speller.lang else None)

@@ -16,6 +16,7 @@ from corpus.embed import Embedder
 from corpus.fusion import Fusion, Ranking, fuse, load_fusion, top_pool
 from corpus.index import IndexData
 from corpus.language import Lang, corpus_language
+from corpus.mentions import mentioned_time
 from corpus.models import Cue, Hit
 from corpus.query import QueryRewriter
 from corpus.units import best_per_window, members
@@ -91,6 +92,8 @@ class Retriever:
         segs = data.segments
         self._ids = segs["corpus_id"].to_numpy(np.int64)
         self._lecture = segs["lecture_id"].to_numpy()
+        self._start = segs["start"].to_numpy(np.float64)
+        self._end = segs["end"].to_numpy(np.float64)
         self._meta = data.lecture_meta()
         self._cues: dict[str, tuple[np.ndarray, list[Cue]]] = {}
         if data.cues is not None and len(data.cues):
@@ -225,6 +228,10 @@ class Retriever:
                         best = np.where(mask, best, -np.inf)
                     rankings[channel] = top_pool(best, pool)
         fused = fuse(rankings, fusion)
+        moment = (mentioned_time(question)
+                  if self.rewriter is not None and self.rewriter.mentions else None)
+        if moment is not None and fused:
+            fused = self._at_moment(fused, moment)
         use_rerank = self.reranker is not None and (rerank if rerank is not None else True)
         keep = max(k, self.rerank_candidates) if use_rerank else k
         bm25_of = dict(zip(*rankings["bm25"], strict=True)) if "bm25" in rankings else {}
@@ -240,6 +247,32 @@ class Retriever:
             hits = self.reranker.rerank(question, head) + hits[len(head):]
             timings.rerank_s = time.perf_counter() - t0
         return SearchResult(hits[:k], timings, query)
+
+    MOMENT_SLACK = 60.0
+    """Seconds either side of the moment a question names ("lá pelo minuto 7") that its
+    windows may start or end: students round the minute."""
+
+    def _at_moment(self, fused: list[tuple[int, float]], moment: tuple[float, float]
+                   ) -> list[tuple[int, float]]:
+        """``fused`` with the windows of its first lecture that overlap the moment the question
+        names (``corpus.mentions.mentioned_time``, give or take ``MOMENT_SLACK``) moved to the
+        front: those in the fused ranking in its order, then the rest by distance to the
+        moment. Unchanged when that lecture has no window there (a shorter video)."""
+        lecture = self._lecture[fused[0][0]]
+        lo, hi = moment[0] - self.MOMENT_SLACK, moment[1] + self.MOMENT_SLACK
+        there = np.flatnonzero((self._lecture == lecture) & (self._start < hi)
+                               & (self._end > lo))
+        if len(there) == 0:
+            return fused
+        inside = set(there.tolist())
+        ranked = [(r, v) for r, v in fused if r in inside]
+        seen = {r for r, _ in ranked}
+        middle = (moment[0] + moment[1]) / 2
+        rest = sorted((r for r in inside if r not in seen),
+                      key=lambda r: abs((self._start[r] + self._end[r]) / 2 - middle))
+        top = fused[0][1]
+        return [*ranked, *((r, top) for r in rest),
+                *((r, v) for r, v in fused if r not in inside)]
 
     def pools(self, question: str, pool: int = 50) -> dict[str, Ranking]:
         """Every channel's ``pool`` best windows for ``question`` over the whole index (what

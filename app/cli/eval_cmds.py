@@ -470,6 +470,7 @@ def fit_gate(
                 samples = []
                 for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
                     hits, _, query = retrieve(services, q.question, k, None)  # as /ask
+                    query = answerer.subject(query)  # as the gate reads it
                     passages = answerer.candidates_for(query, hits)
                     probs = check_passages(services.llm.first_token, query, passages)
                     feats = answerer.features(query, passages, probs, hits, every_signal=True)
