@@ -29,6 +29,9 @@ and both-corpora gates are also run on the Portuguese test questions wrapped in 
 message's framing (``bench/framing.py``: "eae pessoal, ... valeu!"), with the framing stripped
 as ``/ask`` strips it and searched as typed (``framed_stripped_*``, ``framed_as_typed_*``),
 with the share of questions decided as they are without the framing (``*_same_as_unframed``).
+The default path is also run on the Portuguese questions that mention the lecture, the teacher
+or a minute (``bench/data/questions_lecture_refs.jsonl``), with the mentions left out as
+``/ask`` leaves them out and kept (``*.mentions_{fit,test}_{stripped,as_typed}_*``).
 
 ``shipped_with_course_check`` is the default path: the shipped gate after the course-question
 check (``app/course.py``), which declines questions about the course itself first; the check
@@ -57,6 +60,7 @@ SAMPLES = ROOT / "bench" / "data" / "gate_samples_both.jsonl"
 GATE_EN = ROOT / "bench" / "data" / "gate_karpathy.jsonl"
 SAMPLES_EN = ROOT / "bench" / "data" / "gate_samples_karpathy.jsonl"
 COURSE_SET = ROOT / "bench" / "data" / "course_questions.jsonl"
+MENTIONS = ROOT / "bench" / "data" / "questions_lecture_refs.jsonl"
 
 
 def _kind(q: Any) -> str:
@@ -160,6 +164,36 @@ def _framed(services: Any, gates: dict[str, Any], qs: list[Any]
     return out
 
 
+def _mentioned(services: Any, gates: dict[str, Any]) -> dict[str, float]:
+    """Share answered, by the default path, of the Portuguese questions that mention the
+    lecture, the teacher or a minute (``bench/data/questions_lecture_refs.jsonl``, per split),
+    with the mentions left out of the search, focus and gate (``stripped``, as ``/ask`` does)
+    and kept (``as_typed``)."""
+    from app.api.ask import retrieve
+
+    rows = [json.loads(line) for line in MENTIONS.read_text(encoding="utf-8").splitlines()
+            if line.strip()] if MENTIONS.exists() else []
+    rewriter, answerer = services.retriever.rewriter, services.answerer
+    out: dict[str, float] = {}
+    for strip in (True, False):
+        rewriter.mentions = answerer.mentions = strip
+        for split in ("fit", "test"):
+            chosen = [r for r in rows if r["split"] == split and r["lang"] == "pt"]
+            if not chosen:
+                continue
+            answered = []
+            for r in chosen:
+                hits, _, query = retrieve(services, r["question"], 10, None)
+                covered = _decide(answerer, services.llm.first_token, gates, query, hits)[1]
+                answered.append(covered.get("shipped_with_course_check", covered["shipped"]))
+            how = "stripped" if strip else "as_typed"
+            key = f"shipped_with_course_check.mentions_{split}_{how}"
+            out[f"{key}_answerable_answered"] = round(sum(answered) / len(answered), 3)
+            out[f"mentions_{split}_questions"] = len(chosen)
+    rewriter.mentions = answerer.mentions = True
+    return out
+
+
 def _rates(decided: list[tuple[str, bool]], prefix: str) -> dict[str, float]:
     """Share answered of the answerable questions, share declined of each other kind, and
     the balanced accuracy, from (kind, covered) pairs."""
@@ -211,6 +245,7 @@ def main() -> None:
         karpathy = _karpathy(gates, services.llm.first_token)
         framed = _framed(services, {k: gates[k] for k in ("shipped", "both_corpora")},
                          [q for q in qs if q.lang == "pt"])
+        mentioned = _mentioned(services, {"shipped": gates["shipped"]})
 
     figures: dict[str, Any] = {"questions": len(qs), "questions_en": len(karpathy)}
     figures.update(_course_set(services.answerer))
@@ -235,6 +270,7 @@ def main() -> None:
             figures.update(_rates([(k, d[name]) for _, k, d in decisions], prefix))
             figures[f"{prefix}same_as_unframed"] = round(sum(
                 d[name] == unframed[qid][name] for qid, _, d in decisions) / len(decisions), 3)
+    figures.update(mentioned)
     report("gate_decisions", figures)
 
 

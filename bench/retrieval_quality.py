@@ -28,6 +28,12 @@ BENCH_LIKELIHOOD_RERANK_N questions of each language (all by default, about 15 s
 2 cores; 0 skips it): the fusion, the rerank as the service orders it (with the shipped
 weight of the fused order) and the likelihood alone, on the same hits. Ingest cost of the units:
 BENCH_INGEST_LECTURES lectures ingested with and without units (seconds, index MB).
+``pt_mentions_*`` / ``en_mentions_*``: bench/data/questions_lecture_refs.jsonl, the bench
+questions rephrased as students ask about what they watched ("o prof disse na aula que ...",
+"no vídeo do bayes, uns 10-11 min, ...", "around minute 14 of the puzzle video he ..."; written
+by a helper session blind to ``corpus.mentions``), each split and language apart (``fit``: the
+development questions, ``test``: the held-out ones), with the rewriter's mention strip (and the
+minute it reads) on and off, beside the same questions as first written (``source``).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ INCLUDE = "**/portuguese/sentence_translations.json"
 DATA = ROOT / "bench" / "data"
 QUESTIONS = DATA / "questions_3b1b.jsonl"
 QUESTIONS_TERMS = DATA / "questions_terms.jsonl"
+QUESTIONS_MENTIONS = DATA / "questions_lecture_refs.jsonl"
 QUESTIONS_EN = DATA / "questions_karpathy.jsonl"
 CORPUS_EN = SHARED / "corpora" / "karpathy-en"
 
@@ -180,6 +187,46 @@ def _framing(prefix: str, retriever: Any, questions: list[Any], lang: str,
         for key in ("span_hit@1", "span_hit@5", "mrr@10"):
             figures[f"{prefix}_{'stripped' if strip else 'as_typed'}_{key}"] = figs[key]
     rewriter.framing = True
+
+
+def _mentions(prefix: str, retriever: Any, lang: str, figures: dict[str, Any]) -> None:
+    """The fitted fusion on the questions that mention the lecture, the teacher or a minute
+    (``QUESTIONS_MENTIONS``) in ``lang``, per split: as first written (``source``), and
+    rephrased with the rewriter's mention strip off (``as_typed``) and on (``stripped``)."""
+    import json
+    from dataclasses import replace as dc_replace
+
+    from eval.retrieval import GoldQuestion, run
+
+    rewriter = retriever.rewriter
+    if rewriter is None or not QUESTIONS_MENTIONS.exists():
+        return
+    rows = [json.loads(line) for line in QUESTIONS_MENTIONS.read_text(encoding="utf-8")
+            .splitlines() if line.strip()]
+    first = {}
+    for path in (DATA / "questions_3b1b_dev.jsonl", QUESTIONS, QUESTIONS_EN):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                first[row["id"]] = row["question"]
+    lectures = set(retriever.data.segments["lecture_id"])
+    for split in ("fit", "test"):
+        chosen = [r for r in rows if r["split"] == split and r["lang"] == lang
+                  and r["gold_lecture"] in lectures]  # not the English ones over 3b1b-pt
+        if not chosen:
+            continue
+        asked = [GoldQuestion(r["id"], r["question"], r["gold_lecture"], float(r["gold_start"]),
+                              float(r["gold_end"]), lang, split) for r in chosen]
+        source = [dc_replace(q, question=first[r["source_id"]])
+                  for q, r in zip(asked, chosen, strict=True)]
+        figures[f"{prefix}_{split}_questions"] = len(asked)
+        for name, qs, strip in (("source", source, True), ("as_typed", asked, False),
+                                ("stripped", asked, True)):
+            rewriter.mentions = strip
+            figs, _ = run(retriever, qs, rerank=False)
+            for key in ("span_hit@1", "span_hit@5", "mrr@10", "start_in_span@1"):
+                figures[f"{prefix}_{split}_{name}_{key}"] = figs[key]
+    rewriter.mentions = True
 
 
 def _latency(prefix: str, retriever: Any, questions: list[Any], figures: dict[str, Any]) -> None:
@@ -350,6 +397,7 @@ def main() -> None:
         _compare("pt_terms", retriever, terms, figures)
     _spelling("pt_spelling", retriever, pt, figures)
     _framing("pt_framed", retriever, pt, "pt", figures)
+    _mentions("pt_mentions", retriever, "pt", figures)
     _passages("pt_passages", retriever, embedder, pt, figures)
     fitting = read_gold(DATA / "questions_3b1b_dev.jsonl") + read_gold(
         DATA / "answers_3b1b.jsonl", split="fit")
@@ -391,6 +439,7 @@ def main() -> None:
                                likelihood, figures)
         _spelling("en_spelling", retriever_en, en, figures)
         _framing("en_framed", retriever_en, en, "en", figures)
+        _mentions("en_mentions", retriever_en, "en", figures)
         _passages("en_passages", retriever_en, embedder, en, figures)
     _ingest_cost(embedder, figures)
     report("retrieval_quality", figures)

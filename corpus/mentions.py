@@ -73,8 +73,9 @@ _NAME = r"(?-i:[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]{2,})?)"
 saying or doing ("o Grant falou"); in English before a verb of saying ("Andrej says")."""
 
 _MEDIA_PT = _alts(
+    # not "gravação": "tenho uma gravação com um apito no fundo" asks about one
     "video_aula videoaula videoaulas aula aulas video videos palestra palestras live lives "
-    "gravacao episodio lecture clip")
+    "episodio lecture clip")
 _MEDIA_ARTICLE_PT = _alts(
     "naquela naquele nessa nesse nesta neste numa num na no nas nos da do das dos dessa desse "
     "desta deste daquela daquele a o as os essa esse esta este aquela aquele uma um em")
@@ -100,8 +101,9 @@ _MINUTES_PT = (
     rf"|em\s+(?:(?:o\s+)?minuto\s*(?:{_CLOCK}|{_NUM})|{_CLOCK})))\b"
     rf"(?:\s+(?:do|da|de)\s+{_MEDIA_PT})?")
 _PART_PT = (
+    # "no começo do vídeo", not "no meio de dois polarizadores" or "no fim do semestre"
     r"(?:(?:la\s+|ali\s+|bem\s+|logo\s+)?(?:no|ao)\s+(?:comeco|inicio|final|fim|meio)"
-    rf"(?:\s+(?:do|da|de)\s+(?:{_MEDIA_PT}|tudo))?"
+    rf"\s+(?:do|da|de)\s+{_MEDIA_PT}"
     r"|(?:naquela|nessa|na|numa)\s+parte\s+(?:em\s+que|que|q|onde|do|da|de|sobre|com)?)")
 
 _SPEAKER_SAY_PT = (
@@ -127,7 +129,8 @@ _DO_EN = _alts(
     "implemented introduces introduced computes computed derives derived demonstrates "
     "demonstrated gets got runs ran trains trained")
 _AFTER_SAY_EN = _alts("that about by with when:")
-_MEDIA_EN = _alts("video videos lecture lectures talk class lesson session stream clip")
+_MEDIA_EN = _alts("video videos lecture lectures talk lesson clip")
+"""Not "class", "session", "stream": "the class probabilities", "a data stream"."""
 _MEDIA_ARTICLE_EN = (
     r"(?:(?:in|on|from|at|during|throughout)\s+)?"
     r"(?:the|this|that|his|her|a|one|last|previous|earlier|first|second|\w+'s)")
@@ -138,8 +141,9 @@ _MINUTES_EN = (
     r"(?:\s+(?:mark|in|into))?(?:\s+(?:of|in|into)\s+the\s+(?:video|lecture|talk))?"
     rf"|{_NUM}\s*(?:minutes|mins|min)\s+in(?:to\s+the\s+(?:video|lecture|talk))?\b)")
 _PART_EN = (
+    # "at the end of the video", not "in the middle" of a network
     r"(?:(?:at|near|towards|toward|in)\s+the\s+(?:start|beginning|end|middle)"
-    r"(?:\s+of\s+the\s+(?:video|lecture|talk|class))?"
+    r"\s+of\s+the\s+(?:video|lecture|talk)"
     r"|(?:in\s+)?the\s+part\s+(?:where|when|about|on)?)")
 _SPEAKER_SAY_EN = (
     rf"(?:(?:when|where)\s+)?"
@@ -154,7 +158,7 @@ _MEDIA_REF_EN = rf"(?:{_MEDIA_ARTICLE_EN}\s+){_MEDIA_EN}(?:\s+{_MEDIA_JOIN_EN})?
 def _compile(*parts: str) -> re.Pattern[str]:
     # any case, but a name's capital (``_NAME``) is read as typed
     body = "|".join(f"(?:{p})" for p in parts)
-    return re.compile(rf"(?<![\w']){body}(?![\w'])", re.IGNORECASE)
+    return re.compile(rf"(?<![\w'])(?:{body})(?![\w'])", re.IGNORECASE)
 
 
 _LONE_MEDIA = r"(?:aula|aulas|video|videos|videoaula|videoaulas|lecture|lectures)"

@@ -137,6 +137,21 @@ def test_chat_framing_is_searched_and_checked_without_it(service: str,
     assert json.loads(evidence)["search_query"] == body["search_query"]
 
 
+def test_a_question_mentioning_the_teacher_is_checked_for_what_it_asks(
+        service: str, fake_llm: FakeLLMServer) -> None:
+    fake_llm.requests.clear()
+    typed = "o professor disse na aula que a ReLU é melhor, qual a vantagem dela sobre a sigmoid?"
+    body = ask(service, typed).json()
+    assert body["covered"] is True
+    asked = [r["messages"][-1]["content"].split("PERGUNTA DE UM ESTUDANTE:")[1].split("\n")[0]
+             for r in fake_llm.chat_requests
+             if "PERGUNTA DE UM ESTUDANTE" in r["messages"][-1]["content"]]
+    assert asked and all("ReLU" in a and "professor" not in a and "aula" not in a
+                         for a in asked)
+    generated = [r for r in fake_llm.chat_requests if r.get("stream")]
+    assert typed in generated[0]["messages"][-1]["content"]  # answered as the student wrote
+
+
 def test_moment_link_opens_where_the_answering_sentence_starts(service: str) -> None:
     body = ask(service, "Qual a vantagem da ReLU sobre a sigmoid?").json()
     m = body["moments"][0]
