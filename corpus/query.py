@@ -4,8 +4,7 @@ First the chat framing around the question is left out (``strip_framing``: "oi g
 uma dúvida:", "obrigado!!", "(cai na prova amanhã)", "kkkk"), whose words otherwise pull the
 lectures' greetings and exam announcements into the results and sway the evidence gate, and so
 are mentions of the lecture or the teacher (``corpus.mentions``: "o prof disse na aula que").
-Then
-three rewrites, all pure and cheap: chat abbreviations expanded ("pq" -> "por que", "vc" ->
+Then three rewrites, all pure and cheap: chat abbreviations expanded ("pq" -> "por que", "vc" ->
 "você"), words typed without their accents given back the spelling the lectures use
 ("funcao" -> "função", "neuronio" -> "neurônio", and "funçao", typed with the cedilla
 but not the tilde, as phone keyboards leave it), and misspelt words ("autovetorres",
