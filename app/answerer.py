@@ -333,6 +333,20 @@ class Answerer:
         return features(query, passages, probs, hits,
                         self.term_coverage if wanted else None)
 
+    def gate_signals(self, query: str, hits: Sequence[Hit], ask: Any = None, *,
+                     every_signal: bool = False
+                     ) -> tuple[list[Passage], list[float | None], dict[str, float]]:
+        """The passages, their evidence-check P (None each without ``ask``, a first-token
+        reader) and the gate's signals for ``query`` over ``hits``, read as ``_gated`` reads
+        them: without the question's mentions of the lecture or the teacher (``subject``).
+        What ``aula fit-gate`` and the gate benches measure."""
+        about = self.subject(query)
+        passages = self.candidates_for(about, hits)
+        probs: list[float | None] = (check_passages(ask, about, passages) if ask is not None
+                                     else [None] * len(passages))
+        return passages, probs, self.features(about, passages, probs, hits,
+                                              every_signal=every_signal)
+
     @property
     def reads_idf(self) -> bool:
         """Whether the gate weighs ``idf_cov`` (the index's word counts are then needed)."""

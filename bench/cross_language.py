@@ -51,9 +51,7 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
 
     def passes(question: str) -> bool:
         hits = retriever.search(question, 10)
-        about = answerer.subject(question)
-        passages = answerer.candidates_for(about, hits)
-        feats = answerer.features(about, passages, [None] * len(passages), hits)
+        feats = answerer.gate_signals(question, hits)[2]
         return answerer.gate.p_covered_of(feats) >= 0.5
 
     def course(question: str) -> bool:

@@ -51,7 +51,6 @@ import json
 from typing import Any
 
 from app.course import COURSE
-from app.evidence import check_passages
 from bench.common import CORPUS_3B1B, OUT, ROOT, ready, report
 
 ANSWERS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
@@ -75,12 +74,9 @@ def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: li
     gate reads it) and each gate's decision: covered or not, read as ``/ask`` reads them
     (without the question's mentions of the lecture or the teacher; the course check with
     them)."""
-    about = answerer.subject(query)
-    passages = answerer.candidates_for(about, hits)
-    probs: list[float | None] = (
-        check_passages(ask, about, passages)
-        if any(g.uses_llm for g in gates.values()) else [None] * len(passages))
-    feats = answerer.features(about, passages, probs, hits, every_signal=True)
+    _, probs, feats = answerer.gate_signals(
+        query, hits, ask if any(g.uses_llm for g in gates.values()) else None,
+        every_signal=True)
     scores = [h.score for h in hits]
     covered = {name: gate.decide(probs, scores, 2, feats).covered for name, gate in gates.items()}
     if answerer.course is not None and "shipped" in covered:

@@ -196,29 +196,23 @@ def _mentions(prefix: str, retriever: Any, lang: str, figures: dict[str, Any]) -
     import json
     from dataclasses import replace as dc_replace
 
-    from eval.retrieval import GoldQuestion, run
+    from eval.retrieval import read_gold, run
 
     rewriter = retriever.rewriter
     if rewriter is None or not QUESTIONS_MENTIONS.exists():
         return
-    rows = [json.loads(line) for line in QUESTIONS_MENTIONS.read_text(encoding="utf-8")
-            .splitlines() if line.strip()]
-    first = {}
-    for path in (DATA / "questions_3b1b_dev.jsonl", QUESTIONS, QUESTIONS_EN):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                first[row["id"]] = row["question"]
+    lines = QUESTIONS_MENTIONS.read_text(encoding="utf-8").splitlines()
+    source_of = {row["id"]: row["source_id"]
+                 for row in (json.loads(line) for line in lines if line.strip())}
+    first = {q.id: q.question for path in (DATA / "questions_3b1b_dev.jsonl", QUESTIONS,
+                                           QUESTIONS_EN) for q in read_gold(path)}
     lectures = set(retriever.data.segments["lecture_id"])
     for split in ("fit", "test"):
-        chosen = [r for r in rows if r["split"] == split and r["lang"] == lang
-                  and r["gold_lecture"] in lectures]  # not the English ones over 3b1b-pt
-        if not chosen:
+        asked = [q for q in read_gold(QUESTIONS_MENTIONS, split=split, lang=lang)
+                 if q.lecture in lectures]  # not the English ones over 3b1b-pt
+        if not asked:
             continue
-        asked = [GoldQuestion(r["id"], r["question"], r["gold_lecture"], float(r["gold_start"]),
-                              float(r["gold_end"]), lang, split) for r in chosen]
-        source = [dc_replace(q, question=first[r["source_id"]])
-                  for q, r in zip(asked, chosen, strict=True)]
+        source = [dc_replace(q, question=first[source_of[q.id]]) for q in asked]
         figures[f"{prefix}_{split}_questions"] = len(asked)
         for name, qs, strip in (("source", source, True), ("as_typed", asked, False),
                                 ("stripped", asked, True)):

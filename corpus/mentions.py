@@ -222,8 +222,6 @@ def strip_mentions(question: str) -> str:
     """``question`` without its mentions of the lecture, the video, the teacher or a moment in
     them (see the module docstring); as typed when nothing is left that asks."""
     folded = _fold_keep_length(question)
-    if len(folded) != len(question):  # a character that folds into two: leave it
-        return question
     spans = [m.span() for pat in (_PT, _EN) for m in pat.finditer(folded) if m.end() > m.start()]
     if not spans:
         return question

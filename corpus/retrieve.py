@@ -109,8 +109,7 @@ class Retriever:
             self._unit_lecture = u["lecture_id"].to_numpy()
             self._unit_start = u["start"].to_numpy(np.float64)
             self._pair_w, self._pair_u = members(
-                self._lecture, segs["start"].to_numpy(np.float64),
-                segs["end"].to_numpy(np.float64), self._unit_lecture, self._unit_start,
+                self._lecture, self._start, self._end, self._unit_lecture, self._unit_start,
                 u["end"].to_numpy(np.float64))
             self._unit_bm25 = BM25Index(list(range(len(u))), u["text"].tolist())
         else:

@@ -453,7 +453,7 @@ def fit_gate(
     from tqdm import tqdm
 
     from app.api.ask import retrieve
-    from app.evidence import check_passages, fit, read_questions, read_samples, sample_for
+    from app.evidence import fit, read_questions, read_samples, sample_for
     from app.services import build_services
 
     s = settings_for(index)
@@ -470,10 +470,8 @@ def fit_gate(
                 samples = []
                 for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
                     hits, _, query = retrieve(services, q.question, k, None)  # as /ask
-                    query = answerer.subject(query)  # as the gate reads it
-                    passages = answerer.candidates_for(query, hits)
-                    probs = check_passages(services.llm.first_token, query, passages)
-                    feats = answerer.features(query, passages, probs, hits, every_signal=True)
+                    passages, probs, feats = answerer.gate_signals(
+                        query, hits, services.llm.first_token, every_signal=True)
                     samples.append(sample_for(q, passages, probs, hits, feats))
                 model = str(services.llm.model_id)
             if samples_file is not None:
