@@ -6,13 +6,17 @@ questions of the answer bench's fitting half and a dozen new ones, 11 answers ca
 four content words beyond the question's (``bench/answer_quality.py`` prints the share). The
 passages had the answer; the student got nothing. So, pure functions over plain text:
 
+- a last sentence the generator left unfinished (it stopped at its token limit mid-word:
+  "Portanto, a probabilidade de Steve ser bibliotec [1]") goes when a finished one precedes it;
 - a sentence that adds no content word to the question's, or says again what an earlier one
   said, is dropped, and one that loops (the same five words a third time) is cut there (a
   connective left hanging before the citation, ", pois [1].", goes too); so is
-  a third sentence opening with the same five words as two before it (the loop across
-  sentences). A passage heading copied from the prompt ("Aula: TÍTULO (09:41–10:08)") goes
-  too. A sentence cut at an ellipsis ("x^x^x^... converge") is judged whole, and a
-  citation written before its sentence ("[1] O log ...") moves to its end;
+  a third sentence opening or closing with the same five words as two before it (the loop
+  across sentences: "Se Steve é bibliotecário, a probabilidade de Steve ser bibliotecário é
+  1/2 [2]. Se Steve não é ..., a probabilidade de Steve ser bibliotecário é 1/2 [2]. ...").
+  A passage heading copied from the prompt ("Aula: TÍTULO (09:41–10:08)") goes too. A
+  sentence cut at an ellipsis ("x^x^x^... converge") is judged whole, and a citation
+  written before its sentence ("[1] O log ...") moves to its end;
 - when what is left adds fewer than ``MIN_NEW_WORDS``, the answer gets the first passage
   quoted, with its citation: the lecture's own words, which the claim checker can confirm and
   the link opens at. The first is the one the answerer trusts most (the retriever's best of
@@ -192,6 +196,20 @@ def _opening(sentence: str, n: int = LOOP_WORDS) -> tuple[str, ...] | None:
     return tuple(words[:n]) if len(words) >= n else None
 
 
+def _closing(sentence: str, n: int = LOOP_WORDS) -> tuple[str, ...] | None:
+    words = [_loop_word(w) for w in MARKER_RE.sub(" ", sentence).split()]
+    return tuple(words[-n:]) if len(words) >= n else None
+
+
+_FINISHED_RE = re.compile(r"[.!?…:;”\"')\]]$")
+
+
+def unfinished(sentence: str) -> bool:
+    """Whether ``sentence``, its citation markers aside, stops without a final punctuation
+    mark: where the generator ran out of tokens ("... de Steve ser bibliotec [1]")."""
+    return not _FINISHED_RE.search(MARKER_RE.sub(" ", sentence).rstrip())
+
+
 def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
                    *, min_new: int = MIN_NEW_WORDS, quote_chars: int = QUOTE_CHARS) -> Substance:
     """``text`` without the sentences that only restate ``question`` or an earlier sentence
@@ -202,17 +220,20 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
     asked = set(_words(question))
     kept: list[str] = []
     said: list[set[str]] = []
-    openings: dict[tuple[str, ...], int] = {}
+    seen: dict[tuple[str, ...], int] = {}
     dropped = 0
     sentences = _sentences(text, lang)
+    if len(sentences) > 1 and unfinished(sentences[-1]):
+        sentences, dropped = sentences[:-1], 1  # cut at the token limit: the rest stands
     for sentence in (undangle(unloop(s)) for s in sentences):
         words = set(_words(sentence))
         again = next((j for j, before in enumerate(said) if words <= before), None)
-        opening = _opening(sentence)
-        # the same five words opening a third sentence: the loop, across sentences
-        looping = opening is not None and openings.get(opening, 0) >= 2
-        if opening is not None:
-            openings[opening] = openings.get(opening, 0) + 1
+        # the same five words opening or closing a third sentence: the loop, across sentences
+        ends = [("open", *e) for e in [_opening(sentence)] if e is not None]
+        ends += [("close", *e) for e in [_closing(sentence)] if e is not None]
+        looping = any(seen.get(e, 0) >= 2 for e in ends)
+        for e in ends:
+            seen[e] = seen.get(e, 0) + 1
         if words - asked and again is None and not looping:
             kept.append(sentence)
             said.append(words)

@@ -173,3 +173,35 @@ def test_a_passage_heading_copied_from_the_prompt_goes() -> None:
     # a sentence that names a lecture in its own words stays
     kept = "Na aula sobre determinantes (a segunda), ele mostra a área mudando de sinal [1]."
     assert with_substance(kept, "determinante negativo?", passages, "pt").text == kept
+
+
+BAYES = ["Steve é muito tímido e retraído, uma alma mansa e organizada. É mais provável que "
+         "Steve seja bibliotecário ou agricultor? Há 20 agricultores para cada bibliotecário."]
+
+
+def test_a_last_sentence_cut_at_the_token_limit_goes() -> None:
+    text = ("No exemplo do bibliotecário, a maioria julga pela descrição de Steve e esquece "
+            "que há 20 agricultores para cada bibliotecário [1]. Portanto, a probabilidade "
+            "de Steve ser bibliotec [1]")
+    made = with_substance(text, "explica o teorema de bayes com o exemplo do bibliotecario",
+                          BAYES, "pt")
+    assert made.text.endswith("para cada bibliotecário [1].")
+    assert "bibliotec [1]" not in made.text and made.dropped == 1
+    # an answer that is one unfinished sentence keeps it: there is nothing else to say
+    alone = with_substance("A maioria esquece que há 20 agricultores para cada bibliotecário "
+                           "e julga Steve pela descrição [1]", "o que é o exemplo do "
+                           "bibliotecario", BAYES, "pt")
+    assert alone.text.startswith("A maioria esquece que há 20 agricultores")
+
+
+def test_a_loop_across_sentences_stops_at_the_third_closing() -> None:
+    text = ("Há 20 agricultores para cada bibliotecário, e a descrição de Steve não muda "
+            "isso [1]. Se Steve é bibliotecário, a probabilidade de Steve ser bibliotecário "
+            "é 1/2 [1]. Se Steve não é bibliotecário, a probabilidade de Steve ser "
+            "bibliotecário é 1/2 [1]. Se Steve é uma alma mansa e organizada, a probabilidade "
+            "de Steve ser bibliotecário é 1/2 [1].")
+    made = with_substance(text, "explica o teorema de bayes com o exemplo do bibliotecario",
+                          BAYES, "pt")
+    assert made.dropped == 1
+    assert made.text.count("a probabilidade de Steve ser bibliotecário é 1/2") == 2
+    assert "alma mansa" not in made.text
