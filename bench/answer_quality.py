@@ -86,7 +86,8 @@ def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
 def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
     from app.answerer import Moments, Reply
     from app.api.ask import retrieve
-    from app.substance import new_words
+    from app.citations import sentence_spans
+    from app.substance import new_words, unfinished
 
     t0 = time.perf_counter()
     hits, _, query = retrieve(services, q.question, k, None)  # as /ask: translated if need be
@@ -133,6 +134,10 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
         "new_words": (len(new_words(reply.answer.text, f"{q.question} {query}"))
                       if reply.answer is not None and reply.covered else None),
         "quoted": reply.quoted,
+        # what the student reads last: a sentence the generator stopped in the middle of
+        "unfinished": bool(reply.answer is not None and reply.covered
+                           and (spans := sentence_spans(reply.answer.text))
+                           and unfinished(reply.answer.text[slice(*spans[-1])])),
     }
 
 
@@ -198,6 +203,7 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
             sum((r["new_words"] or 0) >= MIN_NEW_WORDS for r in answered) / len(answered)
             if answered else float("nan")),
         "answers_quoting_the_lecture": share(answered, "quoted"),
+        "answers_ending_mid_sentence": share(answered, "unfinished"),
         "errors": sum(bool(r["error"]) for r in rows),
     }
     for key in ("first_evidence_s", "first_token_s", "total_s"):
