@@ -42,6 +42,11 @@ def _fold(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+def stem(word: str) -> str:
+    """``word``'s Portuguese Snowball stem, accents folded ("usava" and "usamos" -> "us")."""
+    return _fold(_stemmer().stemWord(word))
+
+
 def tokenize(text: str) -> list[str]:
     """Words, stop words removed, Portuguese Snowball stems, accents folded."""
     stops = stopwords()

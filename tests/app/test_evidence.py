@@ -54,6 +54,14 @@ def test_a_students_everyday_words_do_not_count_against_coverage() -> None:
     assert term_coverage("how does the model reduce its loss?", texts) == 0.0
 
 
+def test_a_word_the_lecture_says_in_another_form_counts() -> None:
+    # the lecture says "usado"; the student "usada" (same stem, another ending)
+    texts = ["Hoje quase ninguém treina redes com sigmoide: o padrão usado é a ReLU"]
+    assert term_coverage("a sigmoide ainda é usada hj em dia?", texts) == 1.0
+    # a subject the windows lack still counts against them: "usada" alone is found
+    assert term_coverage("a tangente hiperbolica ainda é usada?", texts) == pytest.approx(1 / 3)
+
+
 def test_a_bad_question_line_is_named(tmp_path: Path) -> None:
     f = tmp_path / "q.jsonl"
     f.write_text('{"id": "a1", "question": "x", "answerable": false}\n{"id": "a2"}\n')
