@@ -127,9 +127,9 @@ def term_coverage(question: str, texts: Sequence[str]) -> float:
     them declined more answerable questions of the English fitting half.
 
     A Portuguese word also counts when the windows say it in another form (the same Snowball
-    stem, ``corpus.bm25.stem``): a student's verb is rarely in the lecture's tense ("o euler
-    usava qual dos dois", "ele inventa uma operação", "tem gente defendendo o tau" found 1 of 3
-    words in the windows of the right lecture, and was declined). Measured with the shipped
+    stem, ``corpus.bm25.stem``): a student's verb is rarely in the lecture's tense, nor an
+    adjective in its gender ("sigmoide ainda é usada hj em dia ou todo mundo trocou por relu?"
+    found half its words, the lecture saying "usado", and was declined). Measured with the shipped
     gate before it was taken (stop 41, offline over the answer bench's 3b1b-pt index): the 60
     held-out Portuguese questions answered 51 → 55, their lecture-mentioning rephrasings 51 →
     52 (fitting 37 → 38 of 40); the gate bench's neighbouring subjects let through and course
