@@ -129,11 +129,11 @@ def term_coverage(question: str, texts: Sequence[str]) -> float:
     A Portuguese word also counts when the windows say it in another form (the same Snowball
     stem, ``corpus.bm25.stem``): a student's verb is rarely in the lecture's tense, nor an
     adjective in its gender ("sigmoide ainda é usada hj em dia ou todo mundo trocou por relu?"
-    found half its words, the lecture saying "usado", and was declined). Measured with the shipped
-    gate before it was taken (stop 41, offline over the answer bench's 3b1b-pt index): the 60
-    held-out Portuguese questions answered 51 → 55, their lecture-mentioning rephrasings 51 →
-    52 (fitting 37 → 38 of 40); the gate bench's neighbouring subjects let through and course
-    questions unchanged (fitting 5/20 and 0/8, test 11/20 and 0/7)."""
+    found half its words, the windows saying "usados", not "usada", and was declined). Measured
+    with the shipped gate before it was taken (stop 41, offline over the answer bench's 3b1b-pt
+    index): the 60 held-out Portuguese questions answered 51 → 55, their lecture-mentioning
+    rephrasings 51 → 52 (fitting 37 → 38 of 40); the gate bench's neighbouring subjects let
+    through and course questions unchanged (fitting 5/20 and 0/8, test 11/20 and 0/7)."""
     pt = detect_language(question) == "pt"
     common = common_words("pt", COMMON_WORDS) if pt else frozenset()
     terms = {w for w in _content_words(question, common) if len(w) >= 4}
