@@ -92,11 +92,11 @@ _NUM = r"\d{1,3}(?:\s*(?:-|a|ou|/)\s*\d{1,3})?"
 _MIN_WORD = r"(?:minutos|minuto|mins|min|minutes|minute|m)"
 _MINUTES_PT = (
     r"(?:(?:la\s+|ali\s+|tipo\s+|por\s+volta\s+|mais\s+ou\s+menos\s+)?"
-    r"(?:(?:pelo|pelos|pro|pros|no|nos|aos|ao|perto\s+do|perto\s+dos|depois\s+do|"
-    r"antes\s+do|a\s+partir\s+do|volta\s+do|volta\s+dos|uns|umas|tipo|~)\s*"
+    r"(?:(?:pelo|pelos|pro|pros|no|nos|aos|ao|perto\s+do|perto\s+dos|depois\s+dos?|"
+    r"antes\s+dos?|a\s+partir\s+dos?|volta\s+do|volta\s+dos|uns|umas|tipo|~)\s*"
     rf"(?:(?:minuto|minutos|min|mins)\s*(?:{_CLOCK}|{_NUM})"
     rf"|{_CLOCK}(?:\s*{_MIN_WORD})?"
-    rf"|{_NUM}\s*{_MIN_WORD}(?:\s*(?:e\s*)?\d+\s*(?:s|seg|segundos))?)"
+    rf"|{_NUM}\s*{_MIN_WORD}(?:\s*(?:e\s*)?\d+\s*(?:s|seg|segundos)|\s+e\s+meio)?)"
     # "em 5 min" is as often how long something takes: "em" only before a clock or "minuto"
     rf"|em\s+(?:(?:o\s+)?minuto\s*(?:{_CLOCK}|{_NUM})|{_CLOCK})))\b"
     rf"(?:\s+(?:do|da|de)\s+{_MEDIA_PT})?")
@@ -104,7 +104,7 @@ _PART_PT = (
     # "no começo do vídeo", not "no meio de dois polarizadores" or "no fim do semestre"
     r"(?:(?:la\s+|ali\s+|bem\s+|logo\s+)?(?:no|ao)\s+(?:comeco|inicio|final|fim|meio)"
     rf"\s+(?:do|da|de)\s+{_MEDIA_PT}"
-    r"|(?:naquela|nessa|na|numa)\s+parte\s+(?:em\s+que|que|q|onde|do|da|de|sobre|com)?)")
+    r"|(?:naquela|nessa|na|numa)\s+parte\s+(?:em\s+que|em\s+q|que|q|onde|do|da|de|sobre|com)?)")
 
 _SPEAKER_SAY_PT = (
     rf"(?:(?:quando|qnd|qdo|qndo|onde|e)\s+)?"

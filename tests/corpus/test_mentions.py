@@ -26,10 +26,18 @@ def test_mentions_of_the_lecture_and_the_teacher_are_left_out_of_what_is_searche
         "you should zero the gradients, why?")
     assert strip_mentions("around minute 40 Andrej says the loss should be 3.3 at init, why?"
                           ) == "the loss should be 3.3 at init, why?"
+    # as students type them: "dos" before the minutes, "e meio", "em q"
+    assert strip_mentions("a partir dos 12 min ele explica autovetor, como acha?") == (
+        "autovetor, como acha?")
+    assert strip_mentions("lá pelos 6 min e meio ele fala do determinante negativo, pq?") == (
+        "determinante negativo, pq?")
+    assert strip_mentions("na parte em q ele discretiza a barra, de onde sai a equaçao?") == (
+        "ele discretiza a barra, de onde sai a equaçao?")
     # what the lectures say stays: a theorem's name, a pronoun for a function, a duration
     for kept in ("o teorema de Euler diz que V - E + F = 2, pq?",
                  "a função, ela passa pela origem?",
                  "explica em 5 min o que é derivada",
+                 "depois dos limites vem a derivada?",
                  "o vetor (3, 4) tem norma 5"):
         assert strip_mentions(kept) == kept
     # nothing asked but the mention: searched as typed
@@ -44,6 +52,8 @@ def test_the_minute_a_question_names_is_read_in_seconds() -> None:
     assert mentioned_time("around 1:25:00 in the micrograd video, why +=?") == (5100.0, 5100.0)
     assert mentioned_time("around minute 14 of the puzzle video he generalizes") == (
         840.0, 900.0)
+    assert mentioned_time("perto do final (depois dos 28 min), quais as hipoteses?") == (
+        1680.0, 1740.0)
     assert mentioned_time("explica em 5 min o que é derivada") is None  # a duration
     assert mentioned_time("o que é a derivada de x ao quadrado?") is None
 
