@@ -43,7 +43,7 @@ def _fold(word: str) -> str:
 
 
 def stem(word: str) -> str:
-    """``word``'s Portuguese Snowball stem, accents folded ("usava" and "usamos" -> "us")."""
+    """``word``'s Portuguese Snowball stem, accents folded ("usada" and "usados" -> "usad")."""
     return _fold(_stemmer().stemWord(word))
 
 
