@@ -33,6 +33,7 @@ Content words are the search's: Portuguese stems, accents folded, stop words dro
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -191,14 +192,11 @@ _SUBJECT = {"pt": "O trecho", "en": "Passage"}
 _LEADING_MARKERS_RE = re.compile(rf"^(?:\s*{MARKER_RE.pattern})+\s*")
 
 
-def _opening(sentence: str, n: int = LOOP_WORDS) -> tuple[str, ...] | None:
+def _ends(sentence: str, n: int = LOOP_WORDS) -> list[tuple[str, ...]]:
+    """The ``n`` words opening ``sentence`` and the ``n`` closing it, each tagged with its
+    end; none for a sentence shorter than ``n`` words."""
     words = [_loop_word(w) for w in MARKER_RE.sub(" ", sentence).split()]
-    return tuple(words[:n]) if len(words) >= n else None
-
-
-def _closing(sentence: str, n: int = LOOP_WORDS) -> tuple[str, ...] | None:
-    words = [_loop_word(w) for w in MARKER_RE.sub(" ", sentence).split()]
-    return tuple(words[-n:]) if len(words) >= n else None
+    return [("open", *words[:n]), ("close", *words[-n:])] if len(words) >= n else []
 
 
 _FINISHED_RE = re.compile(r"[.!?…:;”\"')\]]$")
@@ -220,7 +218,7 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
     asked = set(_words(question))
     kept: list[str] = []
     said: list[set[str]] = []
-    seen: dict[tuple[str, ...], int] = {}
+    seen: Counter[tuple[str, ...]] = Counter()
     dropped = 0
     sentences = _sentences(text, lang)
     if len(sentences) > 1 and unfinished(sentences[-1]):
@@ -229,11 +227,9 @@ def with_substance(text: str, question: str, passages: Sequence[str], lang: str,
         words = set(_words(sentence))
         again = next((j for j, before in enumerate(said) if words <= before), None)
         # the same five words opening or closing a third sentence: the loop, across sentences
-        ends = [("open", *e) for e in [_opening(sentence)] if e is not None]
-        ends += [("close", *e) for e in [_closing(sentence)] if e is not None]
-        looping = any(seen.get(e, 0) >= 2 for e in ends)
-        for e in ends:
-            seen[e] = seen.get(e, 0) + 1
+        ends = _ends(sentence)
+        looping = any(seen[e] >= 2 for e in ends)
+        seen.update(ends)
         if words - asked and again is None and not looping:
             kept.append(sentence)
             said.append(words)
