@@ -45,7 +45,7 @@ ABBREVIATIONS: dict[str, str] = {
     # how students write functions, and how the lectures say them (3b1b-pt: "seno" 215 times,
     # "sen" 6; "cosseno" 275, "cos" 8; "ln" 9)
     "sen": "seno", "cos": "cosseno", "tg": "tangente", "tan": "tangente",
-    "ln": "logaritmo natural",
+    "ln": "logaritmo natural", "det": "determinante", "lim": "limite", "theta": "teta",
 }
 """Chat spellings of Brazilian students, and the functions they write in notation ("sen x",
 "ln 2"), with what the lectures say instead. Only whole words are replaced, and only
@@ -84,21 +84,57 @@ def accent_map(texts: Iterable[str] | Counter[str], min_count: int = 2) -> dict[
 
 _NOTATION: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), spoken) for pattern, spoken in (
+        (r"(?<=\))\s*/\s*", " sobre "),
+        # probability as students type it: "P(H|E)", "P(E)"
+        (r"\b[Pp]\(([^()|]+)\|([^()|]+)\)", r" probabilidade de \1 dado \2 "),
+        (r"\bP\(([^()|]+)\)", r" probabilidade de \1 "),
+        # a function of one letter or a named one applied: "f(x)", "s(t)", "seno(x)"
+        (r"\b([a-z]|seno|cosseno|tangente|log|exp|raiz|determinante)\(\s*([^()]+?)\s*\)",
+         r" \1 de \2 "),
+        (r"<=>|⇔", " se e somente se "),
+        (r"=>|⇒", " implica "),
+        (r"->|→|⟶", " tende a "),
+        (r"<=|≤", " menor ou igual a "),
+        (r">=|≥", " maior ou igual a "),
+        (r"!=|≠", " diferente de "),
+        (r"≈|~=", " aproximadamente "),
+        (r"<", " menor que "),
+        (r">", " maior que "),
         (r"\^\s*\(?\s*2\b\)?|²", " ao quadrado "),
         (r"\^\s*\(?\s*3\b\)?|³", " ao cubo "),
         (r"\^", " elevado a "),
         (r"√|\bsqrt\b", " raiz quadrada de "),
         (r"π", " pi "),
+        (r"∫", " integral "),
+        (r"∑|Σ", " soma de "),
+        (r"∞", " infinito "),
+        (r"(?:(?<=\b\w)|(?<=\d))!", " fatorial "),
+        (r"θ|ϑ", " teta "),
+        (r"λ", " lambda "),
+        (r"[δΔ]", " delta "),
+        (r"∇", " gradiente de "),
+        (r"∂", " derivada parcial de "),
+        (r"σ", " sigma "),
+        (r"μ", " mu "),
+        (r"α", " alfa "),
+        (r"β", " beta "),
+        (r"[φϕ]", " phi "),
+        (r"[ωΩ]", " ômega "),
+        (r"[εϵ]", " épsilon "),
         (r"(?<=[\w)\]])\s*\+\s*(?=[\w(.])", " mais "),
         (r"(?<![=<>!])=(?![=>])", " igual a "),
-        (r"(?<=\d)\s*/\s*(?=\d)|(?<=\bd\w)/(?=d\w\b)", " sobre "),
-        (r"(?<=[\w)])\s*\*\s*(?=[\w(])", " vezes "),
-        (r"(?:(?<=^)|(?<=[\s(=]))-(?=\d)", "menos "),
+        (r"(?<=\d)\s*/\s*(?=\d)|(?<=\bd\w)/(?=d\w\b)|(?<=\b\w)\s*/\s*(?=\w\b)"
+         r"|(?<=\d)\s*/\s*(?=[a-zA-Z]\b)|(?<=[\w)])\s*/\s*(?=[\d(])", " sobre "),
+        (r"(?<=[\w)])\s*[*·×]\s*(?=[\w(])", " vezes "),
+        (r"(?:(?<=^)|(?<=[\s(=]))-(?=[\d(])", "menos "),
     ))
 """Formulas as students type them and as the lectures say them ("e^x" -> "e elevado a x",
-"x²" -> "x ao quadrado", "1+2+3" -> "1 mais 2 mais 3", "-1/12" -> "menos 1 sobre 12"): the
-transcripts are speech, and in 3b1b-pt's 18,246 sentences "ao quadrado" comes 607 times and
-"²" 8, "mais" 3,355 and "+" once, "^" never."""
+"x²" -> "x ao quadrado", "1+2+3" -> "1 mais 2 mais 3", "-1/12" -> "menos 1 sobre 12",
+"P(H|E)" -> "probabilidade de H dado E", "n!" -> "n fatorial", "x->1" -> "x tende a 1",
+"θ" -> "teta"): the transcripts are speech, and in 3b1b-pt's 18,246 sentences "ao quadrado"
+comes 607 times and "²" 8, "mais" 3,355 and "+" once, "^" never; "probabilidade de" 160 and
+"P(" never, "teta" 264 and "θ" once, "f de x" 48 and "f(x)" never, "fatorial" 28 and "!"
+after a letter never, "tende a" 36 and "->" never."""
 
 
 def _in_formula(match: re.Match[str]) -> bool:
@@ -108,7 +144,7 @@ def _in_formula(match: re.Match[str]) -> bool:
         return False
     text, a, b = match.string, match.start(), match.end()
     near = (text[a - 1] if a > 0 else " ") + (text[b] if b < len(text) else " ")
-    if any(ch in "^_.()-+*/=<>|[]{}'" or ch.isdigit() for ch in near):
+    if any(ch in "^_.()-+*/=<>|[]{}'!" or ch.isdigit() for ch in near):
         return True
     before = _WORD.findall(text[:a])
     return bool(before) and before[-1].lower() in _BEFORE_A_VARIABLE
@@ -122,8 +158,6 @@ _BEFORE_A_VARIABLE = frozenset(
 
 def spoken_notation(question: str) -> str:
     """``question`` with its formula symbols said in Portuguese words (``_NOTATION``)."""
-    if not any(ch in question for ch in "^²³√π+=/*-") and "sqrt" not in question:
-        return question
     for pattern, spoken in _NOTATION:
         question = pattern.sub(spoken, question)
     return " ".join(question.split())

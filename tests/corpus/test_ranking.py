@@ -171,7 +171,7 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     assert rw("vc sabe oq é a matriz Q?") == "você sabe o que é a matriz Q?"
     # functions as students write them, as the lectures say them
     assert rw("pq a derivada de sen(x) é cos x") == (
-        "por que a derivada de seno(x) é cosseno x")
+        "por que a derivada de seno de x é cosseno x")
     assert rw("de onde vem o ln 2 na derivada de 2^x") == (
         "de onde vem o logaritmo natural 2 na derivada de 2 elevado a x")
     # formulas as the lectures say them; a letter in a formula is a variable, not "não"
@@ -187,6 +187,62 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     assert "sigmoide" not in accent_map(["sigmóide uma vez só"])  # one-off spellings are not kept
     assert rw("why does the n-gram model need the pro tip?") == (
         "why does the n-gram model need the pro tip?")  # English: no chat expansions
+
+
+def test_notation_a_student_types_is_searched_as_the_lecture_says_it() -> None:
+    rw = QueryRewriter({})
+    assert rw("de onde vem P(H|E) = P(H)P(E|H)/P(E) no bayes") == (
+        "de onde vem probabilidade de H dado E igual a probabilidade de H probabilidade de E "
+        "dado H sobre probabilidade de E no bayes")
+    assert rw("de onde aparece aquele n! embaixo") == "de onde aparece aquele n fatorial embaixo"
+    assert rw("lim x->0 sen(x)/x = 1 pq?") == (
+        "limite x tende a 0 seno de x sobre x igual a 1 por que?")
+    assert rw("pq det(A) = 0 quer dizer q achata") == (
+        "por que determinante de A igual a 0 quer dizer que achata")
+    assert rw("de onde sai θ'' = -(g/L) sen θ") == (
+        "de onde sai teta '' igual a menos (g sobre L) seno teta")
+    assert rw("pq Av = λv e ∑ 1/n² = π²/6") == (
+        "por que Av igual a lambda v e soma de 1 sobre n ao quadrado igual a pi ao quadrado "
+        "sobre 6")
+    assert rw("o passo é f(x) dividido pela derivada, se a <= b") == (
+        "o passo é f de x dividido pela derivada, se a menor ou igual a b")
+    # what is not notation stays: an exclamation, words joined by a slash, a product of
+    # matrices written with capitals
+    assert rw("que legal! e vc?") == "que legal! e você?"
+    assert rw("potencia/raiz/log e/ou km/h") == "potencia/raiz/log e/ou km/h"
+    assert rw("pq (AB)C = A(BC)") == "por que (AB)C igual a A(BC)"
+
+
+NOTATION = [  # (start, end, text): a lecture that says its formulas in words
+    (0, 40, "Vamos jogar dados e tirar bolas coloridas de urnas para ver como os resultados se "
+            "distribuem, anotando cada jogada numa tabela com as frequências de cada face e "
+            "comparando com o que esperávamos."),
+    (40, 80, "A probabilidade de A dado B é a fração dos casos em que B acontece nos quais A "
+             "também acontece, ou seja, restringimos o universo ao evento B e medimos quanto "
+             "dele pertence ao evento A."),
+    (80, 120, "Cinco fatorial é cinco vezes quatro vezes três vezes dois vezes um, o número de "
+              "maneiras de ordenar cinco livros numa estante, e ele cresce muito mais rápido que "
+              "qualquer potência."),
+    (120, 160, "Quando x tende a zero, o seno de x sobre x tende a um, e isso se vê no círculo "
+               "unitário comparando o arco com a altura do triângulo inscrito conforme o ângulo "
+               "diminui."),
+]
+
+
+def test_a_formula_finds_the_moment_that_says_it_in_words(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
+    lecture = tmp_path / "lectures" / "formulas"
+    lecture.mkdir(parents=True)
+    (lecture / "formulas.srt").write_text(_srt(NOTATION), encoding="utf-8")
+    store = IndexStore(tmp_path / "index")
+    ingest([tmp_path / "lectures"], store, embedder,
+           params=SegmentParams(window_seconds=40, overlap_seconds=0))
+    data = store.load()
+    retriever = Retriever(data, embedder,
+                          rewriter=QueryRewriter.for_corpus(data.segments["text"].tolist()))
+    for question, start in (("o que é P(A|B)?", 40), ("pq 5! cresce tão rapido?", 80),
+                            ("pq lim x->0 sen(x)/x = 1?", 120)):
+        hits = retriever.search(question, 2, mode="bm25")
+        assert hits and hits[0].start == start, (question, hits)
 
 
 def test_the_chat_framing_around_a_question_is_not_searched() -> None:
