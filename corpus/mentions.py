@@ -102,7 +102,8 @@ _MINUTES_PT = (
     rf"(?:\s+(?:do|da|de)\s+{_MEDIA_PT})?")
 _PART_PT = (
     # "no começo do vídeo", not "no meio de dois polarizadores" or "no fim do semestre"
-    r"(?:(?:la\s+|ali\s+|bem\s+|logo\s+)?(?:no|ao)\s+(?:comeco|inicio|final|fim|meio)"
+    r"(?:(?:(?:la|ali|bem|logo|quase|perto|mais)\s+)?(?:no|ao|do|pro|pelo)\s+"
+    r"(?:comeco|comecinho|inicio|final|finalzinho|fim|fimzinho|meio)"
     rf"\s+(?:do|da|de)\s+{_MEDIA_PT}"
     r"|(?:naquela|nessa|na|numa)\s+parte\s+(?:em\s+que|em\s+q|que|q|onde|do|da|de|sobre|com)?)")
 

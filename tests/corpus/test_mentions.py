@@ -33,12 +33,17 @@ def test_mentions_of_the_lecture_and_the_teacher_are_left_out_of_what_is_searche
         "determinante negativo, pq?")
     assert strip_mentions("na parte em q ele discretiza a barra, de onde sai a equaçao?") == (
         "ele discretiza a barra, de onde sai a equaçao?")
+    assert strip_mentions("perto do final do vídeo ele fala do TCL, pq?") == "TCL, pq?"
+    assert strip_mentions("no finalzinho do video ele fala de tau, pq?") == "tau, pq?"
+    assert strip_mentions("mais pro final da aula ele mostra a cicloide, pq?") == (
+        "a cicloide, pq?")
     # what the lectures say stays: a theorem's name, a pronoun for a function, a duration
     for kept in ("o teorema de Euler diz que V - E + F = 2, pq?",
                  "a função, ela passa pela origem?",
                  "explica em 5 min o que é derivada",
                  "depois dos limites vem a derivada?",
-                 "o vetor (3, 4) tem norma 5"):
+                 "o vetor (3, 4) tem norma 5",
+                 "o ponto do meio do segmento é a média?"):
         assert strip_mentions(kept) == kept
     # nothing asked but the mention: searched as typed
     assert strip_mentions("Professor, o que cai na prova?") == "Professor, o que cai na prova?"
