@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from app.answer import _fold
+from app.glossary import portuguese_words
 from corpus.bm25 import stem
 from corpus.context import Passage, numbered
 from corpus.errors import InputError
@@ -142,7 +143,13 @@ def term_coverage(question: str, texts: Sequence[str]) -> float:
     words = set(re.findall(r"[a-z0-9]+", _fold(" ".join(texts))))
     prefixes = {w[:5] for w in words if len(w) >= 5} | words
     stems = {stem(w) for w in words} if pt else set()
-    return sum(t[:5] in prefixes or (pt and stem(t) in stems) for t in terms) / len(terms)
+
+    def said(word: str) -> bool:  # a glossary's word: itself or its stem, not five letters
+        return word in words or stem(word) in stems
+
+    return sum(t[:5] in prefixes or (pt and (stem(t) in stems
+                                             or any(map(said, portuguese_words(t)))))
+               for t in terms) / len(terms)
 
 
 FEATURES = ("best_p", "top_score", "best_sim", "term_cov", "idf_cov")

@@ -62,6 +62,23 @@ def test_a_word_the_lecture_says_in_another_form_counts() -> None:
     assert term_coverage("a tangente hiperbolica ainda é usada?", texts) == pytest.approx(1 / 3)
 
 
+def test_an_english_term_in_a_portuguese_question_counts_when_the_lecture_says_it_in_portuguese(
+        ) -> None:
+    # the attention lecture's translation says "consulta", "chave" and "valor"; the student
+    # keeps the English names
+    texts = ["Cada palavra produz um vetor de consulta, e cada chave responde a ela; os valores "
+             "são somados com os pesos da atenção."]
+    assert term_coverage("o q é atenção num transformer? tipo query key value", texts) == (
+        pytest.approx(2 / 3))  # "transformer" is not there
+    assert term_coverage("o q é atenção? tipo query key value", texts) == 1.0
+    # an English term the windows say nothing for still counts against them
+    assert term_coverage("a atenção usa dropout na query?", texts) == pytest.approx(1 / 2)
+    # the glossary's word must be said, not its first five letters ("valoriza" is no "valor")
+    assert term_coverage("pra que serve o value?", ["o mercado valoriza a empresa"]) == 0.0
+    # an English question is not read through the glossary
+    assert term_coverage("what is the query vector?", texts) < 1.0
+
+
 def test_a_bad_question_line_is_named(tmp_path: Path) -> None:
     f = tmp_path / "q.jsonl"
     f.write_text('{"id": "a1", "question": "x", "answerable": false}\n{"id": "a2"}\n')

@@ -1,0 +1,58 @@
+"""English names Brazilian students give a concept in a Portuguese question, with the words
+Portuguese lectures say for it ("query, key e value" in a question about the attention
+lecture, whose translation says "consulta", "chave" and "valor").
+
+Read by the evidence gate's ``term_coverage`` only: a question's English term counts as found
+when the retrieved windows say it or one of its Portuguese words. Search is not given these
+words (stop 28 measured such a glossary in the query and did not take it: README, "How search
+works"). Keys and words are lower case without accents; a word matches as the gate's terms do
+(the first five letters, or the Snowball stem)."""
+
+from __future__ import annotations
+
+ENGLISH_TO_PORTUGUESE: dict[str, tuple[str, ...]] = {
+    # transformers and attention
+    "attention": ("atencao",), "query": ("consulta",), "queries": ("consulta",),
+    "key": ("chave",), "keys": ("chave",), "value": ("valor",), "values": ("valor",),
+    "head": ("cabeca",), "heads": ("cabeca",), "embedding": ("incorporacao", "vetor"),
+    "embeddings": ("incorporacao", "vetor"), "transformer": ("transformador",),
+    "transformers": ("transformador",), "token": ("token", "pedaco"),
+    "tokens": ("token", "pedaco"), "context": ("contexto",), "mask": ("mascara",),
+    "masking": ("mascara",), "temperature": ("temperatura",),
+    "unembedding": ("desincorporacao",), "softmax": ("softmax", "normalizar"),
+    # neural networks and training
+    "neural": ("neural",), "network": ("rede",), "networks": ("rede",),
+    "neuron": ("neuronio",), "neurons": ("neuronio",), "layer": ("camada",),
+    "layers": ("camada",), "hidden": ("oculta", "escondida"), "weight": ("peso",),
+    "weights": ("peso",), "bias": ("vies",), "biases": ("vies",), "loss": ("perda", "custo"),
+    "cost": ("custo",), "gradient": ("gradiente",), "descent": ("descida", "descendente"),
+    "backprop": ("retropropagacao",), "backpropagation": ("retropropagacao",),
+    "learning": ("aprendizado", "aprendizagem"), "deep": ("profundo", "profunda"),
+    "training": ("treinamento", "treino"), "train": ("treinar", "treino"),
+    "dataset": ("dados",), "batch": ("lote",),
+    "activation": ("ativacao",), "sigmoid": ("sigmoide",), "perceptron": ("perceptron",),
+    "logits": ("logits",), "entropy": ("entropia",),
+    # linear algebra
+    "matrix": ("matriz",), "matrices": ("matriz",), "vector": ("vetor",),
+    "vectors": ("vetor",), "eigenvector": ("autovetor",), "eigenvectors": ("autovetor",),
+    "eigenvalue": ("autovalor",), "eigenvalues": ("autovalor",),
+    "determinant": ("determinante",), "rank": ("posto", "classificacao"),
+    "span": ("extensao", "gerado"), "basis": ("base",), "kernel": ("nucleo", "nulo"),
+    "dot": ("escalar",), "cross": ("vetorial",), "linear": ("linear",),
+    # calculus, probability and the rest
+    "derivative": ("derivada",), "integral": ("integral",), "limit": ("limite",),
+    "chain": ("cadeia",), "series": ("serie",), "convolution": ("convolucao",),
+    "odds": ("chance",), "prior": ("priori", "anterior"), "likelihood": ("verossimilhanca",),
+    "sample": ("amostra",), "random": ("aleatorio",), "noise": ("ruido",),
+    "winding": ("enrolamento", "volta"), "lock": ("bloqueio",),
+}
+"""80 English names of about 60 concepts, most of them from machine learning, where students
+keep the English word; each with the words 3b1b-pt's translation says for it ("consulta" 34
+times, "chave" 128, "incorporação" 80, "retropropagação" 9). The gate matches these words whole
+or by stem, not by their first five letters as it matches the question's own words: a
+glossary's "sobreajuste" would have matched every "sobre"."""
+
+
+def portuguese_words(term: str) -> tuple[str, ...]:
+    """The Portuguese words a lecture may say for the English ``term`` (folded), or none."""
+    return ENGLISH_TO_PORTUGUESE.get(term, ())
