@@ -87,6 +87,9 @@ _STUDENT_WORDS = frozenset(
     "pq porque oq q vc voce voces tb tbm hj qdo qnd qual quais como onde quando entao entender "
     "entendi aula aulas professor video videos explica explicar explique sobre alguem pode "
     "gente seria fazer faz funciona isso esse essa pra para com sem mais menos muito qual "
+    # stop 42: "meu prof", "resume o vídeo", and "embaixo" where the lectures say "abaixo"
+    # or "sob" ("a área embaixo do gráfico", "aquele n! embaixo")
+    "prof profe profa resume resuma resumir resumo embaixo "
     "what when where which does have that this with from about explain video lecture".split()
 )
 

@@ -79,6 +79,14 @@ def test_an_english_term_in_a_portuguese_question_counts_when_the_lecture_says_i
     assert term_coverage("what is the query vector?", texts) < 1.0
 
 
+def test_how_a_student_points_or_asks_is_not_a_subject_the_lecture_must_say() -> None:
+    texts = ["A integral é a área sob o gráfico: somamos retângulos cada vez mais finos."]
+    assert term_coverage("pq a integral é a area embaixo do grafico?", texts) == 1.0
+    assert term_coverage("resume pra mim a parte da integral", texts) == 1.0
+    assert term_coverage("meu prof disse q a integral é area, pq?", texts) == 1.0
+    assert term_coverage("resume a transformada de laplace", texts) == 0.0
+
+
 def test_a_bad_question_line_is_named(tmp_path: Path) -> None:
     f = tmp_path / "q.jsonl"
     f.write_text('{"id": "a1", "question": "x", "answerable": false}\n{"id": "a2"}\n')
