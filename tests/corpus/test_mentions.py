@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.index import IndexStore
-from corpus.ingest import SegmentParams, ingest
+from corpus.ingest import SegmentParams
 from corpus.mentions import mentioned_time, strip_mentions
-from corpus.query import QueryRewriter
-from corpus.retrieve import Retriever
-from tests.corpus.test_ranking import _srt
+from tests.corpus.test_ranking import _one_lecture
 
 
 def test_mentions_of_the_lecture_and_the_teacher_are_left_out_of_what_is_searched() -> None:
@@ -82,16 +79,8 @@ TWICE = [  # (start, end, text): x² differentiated at minute 0:30 and again at 
 
 @pytest.fixture(scope="module")
 def twice(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
-    root = tmp_path_factory.mktemp("twice")
-    lecture = root / "lectures" / "derivadas-duas-vezes"
-    lecture.mkdir(parents=True)
-    (lecture / "derivadas-duas-vezes.srt").write_text(_srt(TWICE), encoding="utf-8")
-    store = IndexStore(root / "index")
-    ingest([root / "lectures"], store, embedder,
-           params=SegmentParams(window_seconds=60, overlap_seconds=15))
-    data = store.load()
-    return Retriever(data, embedder, rewriter=QueryRewriter.for_corpus(
-        data.segments["text"].tolist()))
+    return _one_lecture(tmp_path_factory.mktemp("twice"), "derivadas-duas-vezes", TWICE,
+                        embedder, SegmentParams(window_seconds=60, overlap_seconds=15))
 
 
 def test_a_question_naming_the_minute_gets_that_minute_first(twice) -> None:  # type: ignore[no-untyped-def]

@@ -42,6 +42,20 @@ def _srt(cues: list[tuple[float, float, str]]) -> str:
     return "\n".join(f"{i}\n{ts(a)} --> {ts(b)}\n{t}\n" for i, (a, b, t) in enumerate(cues, 1))
 
 
+def _one_lecture(root: Path, name: str, cues: list[tuple[float, float, str]], embedder,  # type: ignore[no-untyped-def]
+                 params: SegmentParams) -> Retriever:
+    """A retriever, with the corpus' own rewriter, over one lecture of ``cues`` indexed under
+    ``root``."""
+    lecture = root / "lectures" / name
+    lecture.mkdir(parents=True)
+    (lecture / f"{name}.srt").write_text(_srt(cues), encoding="utf-8")
+    store = IndexStore(root / "index")
+    ingest([root / "lectures"], store, embedder, params=params)
+    data = store.load()
+    return Retriever(data, embedder,
+                     rewriter=QueryRewriter.for_corpus(data.segments["text"].tolist()))
+
+
 @pytest.fixture(scope="module")
 def lab_index(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
     root = tmp_path_factory.mktemp("lab")
@@ -230,15 +244,8 @@ NOTATION = [  # (start, end, text): a lecture that says its formulas in words
 
 
 def test_a_formula_finds_the_moment_that_says_it_in_words(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
-    lecture = tmp_path / "lectures" / "formulas"
-    lecture.mkdir(parents=True)
-    (lecture / "formulas.srt").write_text(_srt(NOTATION), encoding="utf-8")
-    store = IndexStore(tmp_path / "index")
-    ingest([tmp_path / "lectures"], store, embedder,
-           params=SegmentParams(window_seconds=40, overlap_seconds=0))
-    data = store.load()
-    retriever = Retriever(data, embedder,
-                          rewriter=QueryRewriter.for_corpus(data.segments["text"].tolist()))
+    retriever = _one_lecture(tmp_path, "formulas", NOTATION, embedder,
+                             SegmentParams(window_seconds=40, overlap_seconds=0))
     for question, start in (("o que é P(A|B)?", 40), ("pq 5! cresce tão rapido?", 80),
                             ("pq lim x->0 sen(x)/x = 1?", 120)):
         hits = retriever.search(question, 2, mode="bm25")
