@@ -88,8 +88,10 @@ _NOTATION: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         # probability as students type it: "P(H|E)", "P(E)"
         (r"\b[Pp]\(([^()|]+)\|([^()|]+)\)", r" probabilidade de \1 dado \2 "),
         (r"\bP\(([^()|]+)\)", r" probabilidade de \1 "),
-        # a function of one letter or a named one applied: "f(x)", "s(t)", "seno(x)"
-        (r"\b([a-z]|seno|cosseno|tangente|log|exp|raiz|determinante)\(\s*([^()]+?)\s*\)",
+        # a function of one letter or a named one applied: "f(x)", "s(t)", "seno(x)", "ln(x)"
+    # (by then "logaritmo natural(x)")
+        (r"\b([a-z]|seno|cosseno|tangente|log|exp|raiz|determinante|limite|natural)"
+         r"\(\s*([^()]+?)\s*\)",
          r" \1 de \2 "),
         (r"<=>|⇔", " se e somente se "),
         (r"=>|⇒", " implica "),
@@ -329,16 +331,20 @@ def _strip_once(question: str) -> str:
     parts = _CLAUSES.split(question)
     kept: list[str] = []
     cut_opening = True
+    opening = ""
     for i in range(0, len(parts), 2):
         clause, sep = parts[i], parts[i + 1] if i + 1 < len(parts) else ""
         words = [(m, fold(m.group(0))) for m in _WORD.finditer(clause)]
         if not words:  # punctuation between clauses; none before the first kept one
             if any(kept):
                 kept.append(clause + sep)
+            elif sep.rstrip().endswith("("):  # the bracket a formula opens with: "(a+b)/2"
+                opening = "("
             continue
         if (all(w in stops or _framing(w) for _, w in words)
                 and (any(_strong(w) for _, w in words)
                      or sum(_framing(w) for _, w in words) >= 2)):
+            opening = ""  # an aside's: "(cai na prova) ..."
             continue  # "oi gente", "obrigado!!", "uma pergunta rápida", not "é mais rápido"
         if cut_opening:
             end = 0
@@ -350,8 +356,11 @@ def _strip_once(question: str) -> str:
             if end and _asks(clause[end:], stops):
                 clause = clause[end:]
             cut_opening = False
-        kept.append(clause + sep)
-    out = "".join(kept).strip(" \t\n,;:-(")
+        kept.append(opening + clause + sep)
+        opening = ""
+    out = "".join(kept).strip(" \t\n,;:-").rstrip(" \t\n,;:-(")
+    if out.startswith("(") and out.count("(") > out.count(")"):  # left by an aside
+        out = out[1:].lstrip()
     # a conjunction left dangling, brackets left empty by a dropped aside (not "f()")
     out = re.sub(r"\s+(?:mas|but)\s*$|(?<!\w)\(\s*\)", "", out, flags=re.IGNORECASE).strip()
     out = _cut_tail(out)

@@ -188,6 +188,8 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
         "por que a derivada de seno de x é cosseno x")
     assert rw("de onde vem o ln 2 na derivada de 2^x") == (
         "de onde vem o logaritmo natural 2 na derivada de 2 elevado a x")
+    assert rw("derivada de ln(x) é 1/x pq?") == (
+        "derivada de logaritmo natural de x é 1 sobre x por que?")
     # formulas as the lectures say them; a letter in a formula is a variable, not "não"
     assert rw("pq 1+2+3+4+... da -1/12") == (
         "por que 1 mais 2 mais 3 mais 4 mais ... da menos 1 sobre 12")
@@ -277,6 +279,9 @@ def test_the_chat_framing_around_a_question_is_not_searched() -> None:
     assert strip_framing("Professor, o que cai na prova?") == "Professor, o que cai na prova?"
     assert strip_framing("qual a nota minima pra passar? (caiu na prova passada)") == (
         "qual a nota minima pra passar?")
+    # a formula's opening bracket is the formula's, not an aside's
+    assert strip_framing("oi gente! (a+b)/2 é a média?") == "(a+b)/2 é a média?"
+    assert strip_framing("(cai na prova) (x+1)^2 como expande") == "(x+1)^2 como expande"
 
 
 @pytest.mark.parametrize("question, intruder", [
