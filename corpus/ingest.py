@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from corpus.discover import discover, load, other_transcripts
 from corpus.embed import Embedder
@@ -17,6 +16,7 @@ from corpus.errors import InputError
 from corpus.index import IndexStore, empty_data, merge_lectures
 from corpus.models import Cue, Window
 from corpus.readers.errors import TranscriptError
+from corpus.repeats import misfiled, repeated_lectures
 from corpus.segment import (
     MIN_WINDOW_WORDS,
     SPOKEN_SECONDS_PER_WORD,
@@ -60,8 +60,9 @@ class IngestSummary:
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     repeated: list[dict[str, Any]] = field(default_factory=list)
     """Lectures read now whose sentences mostly repeat another lecture's (a transcript filed
-    under the wrong lecture, or uploaded twice): students would be sent to either video. Each
-    carries the ``source`` file it was read from."""
+    under the wrong lecture, or uploaded twice). Each carries the ``source`` file it was read
+    from and the one of the two that search shows (``searched``: the lecture whose title the
+    text fits, ``corpus.repeats.misfiled``); search leaves the other out."""
     others: dict[str, list[str]] = field(default_factory=dict)
     """For an empty or repeating transcript (by its path): the other transcript files in its
     folder that were not read (``--include`` left them out), which may hold the lecture."""
@@ -187,8 +188,14 @@ def ingest(
                                     **vector_store.sync(new, progress=progress)}
     if new.cues is not None:
         summary.repeated = repeated_lectures(new.cues, set(updates))
+        left_out = misfiled(new.cues, dict(zip(new.lectures["lecture_id"].astype(str),
+                                               new.lectures["title"].fillna("").astype(str),
+                                               strict=True))) if summary.repeated else {}
         sources = {lec["lecture_id"]: lec["source"] for lec in summary.lectures}
         for rep in summary.repeated:
+            pair = {rep["lecture_id"], rep["repeats"]}
+            rep["searched"] = next((kept for gone, kept in left_out.items() if gone in pair),
+                                   None)
             log.warning("%s repeats %s (%.0f%% of its sentences)", rep["lecture_id"],
                         rep["repeats"], 100 * rep["shared"])
             if rep["lecture_id"] in sources:
@@ -218,39 +225,6 @@ def _note_others(summary: IngestSummary, path: Path) -> None:
     others = other_transcripts(path)
     if others:
         summary.others[str(path)] = others
-
-
-REPEAT_SHARE = 0.8
-"""A lecture repeats another when this share of its distinct sentences is in the other."""
-
-
-def repeated_lectures(cues: pd.DataFrame, lectures: set[str], share: float = REPEAT_SHARE
-                      ) -> list[dict[str, Any]]:
-    """Pairs of lectures, one of them in ``lectures``, that share at least ``share`` of the
-    smaller one's distinct sentences (compared lower-cased, spaces squeezed)."""
-    texts = cues["text"].astype(str).str.lower().str.split().str.join(" ")
-    sentences: dict[str, set[str]] = {}
-    for lecture_id, text in zip(cues["lecture_id"].astype(str), texts, strict=True):
-        if len(text) >= 20:  # "sim.", "ok" and the like repeat everywhere
-            sentences.setdefault(lecture_id, set()).add(text)
-    holders: dict[str, list[str]] = {}
-    for lecture_id, own in sentences.items():
-        for text in own:
-            holders.setdefault(text, []).append(lecture_id)
-    shared: dict[tuple[str, str], int] = {}
-    for ids in holders.values():
-        if 1 < len(ids) <= 20:
-            for i, a in enumerate(ids):
-                for b in ids[i + 1:]:
-                    pair = (a, b) if a < b else (b, a)
-                    shared[pair] = shared.get(pair, 0) + 1
-    out = []
-    for (a, b), n in sorted(shared.items()):
-        frac = n / min(len(sentences[a]), len(sentences[b]))
-        if frac >= share and (a in lectures or b in lectures):
-            first, second = (a, b) if a in lectures else (b, a)
-            out.append({"lecture_id": first, "repeats": second, "shared": round(frac, 3)})
-    return out
 
 
 def _iter(items: list[Any], progress: bool, desc: str) -> Any:

@@ -19,6 +19,7 @@ from corpus.language import Lang, corpus_language
 from corpus.mentions import mentioned_time
 from corpus.models import Cue, Hit
 from corpus.query import QueryRewriter
+from corpus.repeats import misfiled
 from corpus.units import best_per_window, members
 from corpus.vector_store import FolderStore, Ranked, VectorStore, cosines
 
@@ -102,6 +103,12 @@ class Retriever:
                         zip(frame["start"], frame["end"], frame["text"], strict=True)]
                 cues.sort(key=lambda c: c.start)
                 self._cues[str(lid)] = (np.array([c.start for c in cues]), cues)
+        self.misfiled: dict[str, str] = (
+            misfiled(data.cues, {lid: m.get("title", "") for lid, m in self._meta.items()})
+            if data.cues is not None and len(data.cues) else {})
+        """Lectures left out of search -> the lecture whose transcript they repeat
+        (``corpus.repeats.misfiled``); a search restricted to them still finds them."""
+        self._hidden = np.isin(self._lecture, list(self.misfiled))
         self._units = data.units if data.units is not None and len(data.units) else None
         self._unit_bm25: BM25Index | None = None
         if self._units is not None and data.unit_vectors is not None:
@@ -226,7 +233,7 @@ class Retriever:
                     if mask is not None:
                         best = np.where(mask, best, -np.inf)
                     rankings[channel] = top_pool(best, pool)
-        fused = fuse(rankings, fusion)
+        fused = self._visible(fuse(rankings, fusion), lectures)
         moment = (mentioned_time(question)
                   if self.rewriter is not None and self.rewriter.mentions else None)
         if moment is not None and fused:
@@ -246,6 +253,15 @@ class Retriever:
             hits = self.reranker.rerank(question, head) + hits[len(head):]
             timings.rerank_s = time.perf_counter() - t0
         return SearchResult(hits[:k], timings, query)
+
+    def _visible(self, ranked: list[tuple[int, float]], lectures: list[str] | None
+                 ) -> list[tuple[int, float]]:
+        """``ranked`` without the windows of misfiled lectures, unless ``lectures`` names them."""
+        if not self.misfiled:
+            return ranked
+        wanted = set(lectures or ())
+        return [(r, v) for r, v in ranked
+                if not self._hidden[r] or self._lecture[r] in wanted]
 
     MOMENT_SLACK = 60.0
     """Seconds either side of the moment a question names ("lá pelo minuto 7") that its
@@ -293,6 +309,9 @@ class Retriever:
             bm = self._unit_bm25.scores(query)
             best, _ = best_per_window(n, self._pair_w, self._pair_u, np.where(bm > 0, bm, -np.inf))
             out["bm25_unit"] = top_pool(best, pool)
+        if self.misfiled:  # as search shows them
+            out = {ch: (rows[~self._hidden[rows]], scores[~self._hidden[rows]])
+                   for ch, (rows, scores) in out.items()}
         return out
 
     def window(self, row: int) -> tuple[str, float, float]:

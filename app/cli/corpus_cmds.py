@@ -106,7 +106,8 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
              f"{', '.join(dup['skipped'])} (mesma aula, formato mais pobre)")
     for rep in summary.repeated:
         echo(f"  aviso: {rep['lecture_id']} repete {rep['repeats']} "
-             f"({rep['shared']:.0%} das frases): confira se a transcrição é desta aula"
+             f"({rep['shared']:.0%} das frases): confira se a transcrição é desta aula; "
+             f"a busca mostra só {rep['searched']}, cujo título combina com o texto"
              f"{_others(summary, rep.get('source', ''))}", err=True)
     for path in summary.empty:
         echo(f"  aviso: {path}: transcrição vazia, ignorada{_others(summary, path)}", err=True)

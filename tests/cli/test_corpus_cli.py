@@ -123,17 +123,27 @@ def test_missing_index_is_one_clear_line(tmp_path: Path) -> None:
     assert "aula ingest" in res.stderr
 
 
-def test_a_transcript_filed_under_two_lectures_is_reported(tmp_path: Path) -> None:
+def test_a_transcript_filed_under_two_lectures_is_reported_and_searched_once(
+        tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(SAMPLES / "derivadas", src / "derivadas")
-    (src / "integrais").mkdir()  # the derivatives transcript, filed under another lecture
-    shutil.copy(SAMPLES / "derivadas" / "derivadas.srt", src / "integrais" / "integrais.srt")
+    # the derivatives transcript, filed under another lecture (whose id sorts first)
+    (src / "calculo-integral").mkdir()
+    shutil.copy(SAMPLES / "derivadas" / "derivadas.srt",
+                src / "calculo-integral" / "calculo-integral.srt")
     index = tmp_path / "index"
     res = run("ingest", str(src), "--json", index=index)
     assert res.returncode == 0, res.stderr
     [rep] = json.loads(res.stdout)["repeated"]
-    assert {rep["lecture_id"], rep["repeats"]} == {"derivadas", "integrais"}
+    assert {rep["lecture_id"], rep["repeats"]} == {"derivadas", "calculo-integral"}
     assert rep["shared"] == 1.0
+    # the text says "derivada" again and again: its title is "Derivadas: a taxa de variação"
+    assert rep["searched"] == "derivadas"
+    res = run("ingest", str(src), index=index)
+    assert "a busca mostra só derivadas, cujo título combina com o texto" in res.stderr
+    hits = json.loads(run("search", "o que é a derivada?", "--json", index=index).stdout)
+    hits = hits["hits"] if isinstance(hits, dict) else hits
+    assert hits and {h["lecture_id"] for h in hits} == {"derivadas"}
     res = run("ingest", str(SAMPLES / "redes-neurais"), index=index)
     assert res.returncode == 0 and "repete" not in res.stderr  # other lectures: no warning
 

@@ -1,0 +1,64 @@
+"""A transcript filed under two lectures: search shows it once, under the lecture it fits."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from corpus.index import IndexStore
+from corpus.ingest import ingest
+from corpus.repeats import misfiled
+from corpus.retrieve import Retriever
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "lectures"
+
+EIGEN = [
+    "Autovetores e autovalores é um tópico que muitos estudantes acham pouco intuitivo.",
+    "Um autovetor fica na sua própria reta durante a transformação.",
+    "O autovalor é o fator pelo qual o autovetor é esticado ou comprimido.",
+    "Para achar os autovetores, procuramos lambda que zera o determinante.",
+    "Uma rotação de noventa graus não tem autovetores reais.",
+]
+
+
+def _cues(lecture_id: str, sentences: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({"lecture_id": lecture_id, "start": range(len(sentences)),
+                         "end": range(1, len(sentences) + 1), "text": sentences})
+
+
+def test_the_lecture_left_out_is_the_one_whose_title_the_text_does_not_fit() -> None:
+    cues = pd.concat([_cues("2016/change-of-basis", EIGEN), _cues("2016/eigenvalues", EIGEN)])
+    titles = {"2016/change-of-basis": "Mudança de base | Capítulo 13, Álgebra linear",
+              "2016/eigenvalues": "Autovetores e autovalores | Capítulo 14, Álgebra linear"}
+    assert misfiled(cues, titles) == {"2016/change-of-basis": "2016/eigenvalues"}
+    # the same text under the other title: the other lecture stays
+    swapped = {"2016/change-of-basis": titles["2016/eigenvalues"],
+               "2016/eigenvalues": titles["2016/change-of-basis"]}
+    assert misfiled(cues, swapped) == {"2016/eigenvalues": "2016/change-of-basis"}
+    # uploaded twice under one title: one of the two is shown
+    assert len(misfiled(cues, {k: "Autovetores" for k in titles})) == 1
+    # a lecture that shares a sentence or two is not a copy
+    own = EIGEN[:2] + [f"Uma frase própria da aula de bases, número {i}." for i in range(8)]
+    assert misfiled(pd.concat([_cues("a", EIGEN), _cues("b", own)]), {}) == {}
+
+
+def test_search_shows_a_copied_transcript_once_and_still_finds_it_when_asked_by_lecture(
+        tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    lectures = tmp_path / "lectures"
+    shutil.copytree(SAMPLES / "derivadas", lectures / "derivadas")
+    (lectures / "a-copia").mkdir()  # its id sorts first; its title says nothing of the text
+    shutil.copy(SAMPLES / "derivadas" / "derivadas.srt", lectures / "a-copia" / "a-copia.srt")
+    shutil.copytree(SAMPLES / "redes-neurais", lectures / "redes-neurais")
+    store = IndexStore(tmp_path / "index")
+    ingest([lectures], store, embedder)
+    retriever = Retriever(store.load(), embedder)
+    assert retriever.misfiled == {"a-copia": "derivadas"}
+    hits = retriever.search("o que é a derivada de uma função?", 5)
+    assert hits[0].lecture_id == "derivadas"
+    assert "a-copia" not in {h.lecture_id for h in hits}
+    texts = [h.text for h in hits]
+    assert len(texts) == len(set(texts))  # no window twice
+    asked = retriever.search("o que é a derivada de uma função?", 3, lectures=["a-copia"])
+    assert asked and {h.lecture_id for h in asked} == {"a-copia"}
