@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from corpus.metadata import (
+    GENERIC_NAMES,
     SIDECAR_NAMES,
     default_title,
     lecture_id_for,
@@ -162,6 +163,26 @@ def other_transcripts(path: Path) -> list[str]:
     return [n for n in names
             if n != Path(path).name and not n.startswith(".") and n.lower() not in SIDECAR_NAMES
             and Path(n).suffix.lower() in FORMATS]
+
+
+def siblings(found: Found) -> list[Found]:
+    """The other transcripts beside ``found``'s file (``other_transcripts``) as the same
+    lecture, richest format first: what an empty or misfiled transcript falls back to. Only
+    for a file named for no lecture (``sentence_translations.json``, ``transcript.srt``: a
+    generic name), which stands for its folder; beside ``aula1.srt``, ``aula2.srt`` is another
+    lecture."""
+    if found.path.stem.casefold() not in GENERIC_NAMES or found.fmt == "table":
+        return []
+    out = []
+    for name in other_transcripts(found.path):
+        path = found.path.parent / name
+        try:
+            fmt = sniff(path)
+        except OSError:
+            continue
+        if fmt is not None and fmt != "table":
+            out.append(Found(found.meta, path, fmt))
+    return sorted(out, key=lambda f: -RICHNESS[f.fmt])
 
 
 def _lectures_in(

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from corpus.discover import discover, load, other_transcripts
+from corpus.discover import Found, discover, load, other_transcripts, siblings
 from corpus.embed import Embedder
 from corpus.errors import InputError
 from corpus.index import IndexStore, empty_data, merge_lectures
 from corpus.models import Cue, Window
 from corpus.readers.errors import TranscriptError
-from corpus.repeats import misfiled, repeated_lectures
+from corpus.repeats import REPEAT_SHARE, misfiled, repeated_lectures, text_share
 from corpus.segment import (
     MIN_WINDOW_WORDS,
     SPOKEN_SECONDS_PER_WORD,
@@ -66,6 +67,9 @@ class IngestSummary:
     others: dict[str, list[str]] = field(default_factory=dict)
     """For an empty or repeating transcript (by its path): the other transcript files in its
     folder that were not read (``--include`` left them out), which may hold the lecture."""
+    replaced: list[dict[str, Any]] = field(default_factory=list)
+    """Transcripts that were empty (``why``: "empty") or repeated another lecture (``why``:
+    that lecture's id) and the other transcript beside them that was ``read`` instead."""
     stretched: list[dict[str, Any]] = field(default_factory=list)
     """Transcripts with cues lasting far longer than their words take (``believable_ends``):
     ``path``, how many ``cues``, and the longest one's ``start``, ``seconds`` and ``words``.
@@ -121,6 +125,31 @@ def ingest(
     timed: dict[str, list[tuple[float, float, str]]] = {}
     units: dict[str, list[tuple[float, float, str]]] | None = (
         {} if params.unit_seconds > 0 else None)
+    read: dict[str, Found] = {}
+
+    def add(item: Found, cues: list[Cue]) -> None:
+        cues, stretched = believable_ends(cues)
+        if stretched:
+            _note_stretched(summary, item.path, stretched)
+        windows = make_windows(cues, params, count_tokens)
+        meta = {
+            "lecture_id": item.meta.lecture_id, "title": item.meta.title, "url": item.meta.url,
+            "course": item.meta.course, "source": str(item.path), "fmt": item.fmt,
+        }
+        lecture_id = item.meta.lecture_id
+        read[lecture_id] = item
+        updates[lecture_id] = (meta, [(w.start, w.end, w.text) for w in windows])
+        timed[lecture_id] = [(c.start, c.end, c.text.strip()) for c in cues if c.text.strip()]
+        if units is not None:
+            units[lecture_id] = [
+                (u.start, u.end, u.text)
+                for u in make_units(cues, params.unit_seconds, params.unit_overlap_seconds)]
+        summary.lectures[:] = [lec for lec in summary.lectures if lec["lecture_id"] != lecture_id]
+        summary.lectures.append(
+            {"lecture_id": lecture_id, "title": item.meta.title, "format": item.fmt,
+             "segments": len(windows), "source": str(item.path)}
+        )
+
     for item in _iter(found.lectures, progress, "lendo transcrições"):
         if item.skipped:
             summary.duplicates.append(
@@ -133,29 +162,16 @@ def ingest(
             summary.failed.append({"path": str(item.path), "error": str(exc)})
             continue
         if not cues:
-            log.warning("%s: empty transcript, skipped", item.path)
-            summary.empty.append(str(item.path))
-            _note_others(summary, item.path)
-            continue
-        cues, stretched = believable_ends(cues)
-        if stretched:
-            _note_stretched(summary, item.path, stretched)
-        windows = make_windows(cues, params, count_tokens)
-        meta = {
-            "lecture_id": item.meta.lecture_id, "title": item.meta.title, "url": item.meta.url,
-            "course": item.meta.course, "source": str(item.path), "fmt": item.fmt,
-        }
-        updates[item.meta.lecture_id] = (meta, [(w.start, w.end, w.text) for w in windows])
-        timed[item.meta.lecture_id] = [(c.start, c.end, c.text.strip()) for c in cues
-                                       if c.text.strip()]
-        if units is not None:
-            units[item.meta.lecture_id] = [
-                (u.start, u.end, u.text)
-                for u in make_units(cues, params.unit_seconds, params.unit_overlap_seconds)]
-        summary.lectures.append(
-            {"lecture_id": item.meta.lecture_id, "title": item.meta.title, "format": item.fmt,
-             "segments": len(windows), "source": str(item.path)}
-        )
+            alt = next(((s, c) for s, c in _readable(siblings(item)) if c), None)
+            if alt is None:
+                log.warning("%s: empty transcript, skipped", item.path)
+                summary.empty.append(str(item.path))
+                _note_others(summary, item.path)
+                continue
+            _note_replaced(summary, item, alt[0], "empty")
+            item, cues = alt
+        add(item, cues)
+    _replace_misfiled(summary, read, timed, updates, add)
     if not updates:
         return summary
     with store.lock():
@@ -219,6 +235,51 @@ def _note_stretched(summary: IngestSummary, path: Path, stretched: list[Cue]) ->
                 "%d words, from %.0f s); each now ends %.2f s a word after its start",
                 path, len(stretched), note["seconds"], note["words"], longest.start,
                 SPOKEN_SECONDS_PER_WORD)
+
+
+def _readable(found: list[Found]) -> Iterator[tuple[Found, list[Cue]]]:
+    """Each of ``found`` that parses, with its cues."""
+    for item in found:
+        try:
+            yield item, load(item)
+        except TranscriptError:
+            continue
+
+
+def _note_replaced(summary: IngestSummary, item: Found, alt: Found, why: str) -> None:
+    summary.replaced.append({"lecture_id": item.meta.lecture_id, "path": str(item.path),
+                             "why": why, "read": str(alt.path)})
+    log.warning("%s: %s; read %s instead", item.path,
+                "empty" if why == "empty" else f"repeats {why}", alt.path)
+
+
+def _replace_misfiled(summary: IngestSummary, read: dict[str, Found],
+                      timed: dict[str, list[tuple[float, float, str]]],
+                      updates: dict[str, tuple[dict[str, str], Any]],
+                      add: Callable[[Found, list[Cue]], None]) -> None:
+    """A lecture read now whose transcript repeats another's and does not fit its title
+    (``corpus.repeats.misfiled``) is read from the first other transcript beside it that does
+    not repeat it (3b1b-pt's ``2016/change-of-basis``: its ``sentence_translations.json`` and
+    ``auto_generated.srt`` hold the eigenvalues lecture, its ``community.srt`` its own)."""
+    if len(timed) < 2:
+        return
+    frame = _cue_frame(timed)
+    titles = {lid: meta["title"] for lid, (meta, _) in updates.items()}
+    for gone, kept in misfiled(frame, titles).items():
+        if gone not in read:
+            continue
+        own = [t for _, _, t in timed[kept]]
+        for alt, cues in _readable(siblings(read[gone])):
+            texts = [c.text for c in cues if c.text.strip()]
+            if texts and text_share(texts, own) < REPEAT_SHARE:
+                _note_replaced(summary, read[gone], alt, kept)
+                add(alt, cues)
+                break
+
+
+def _cue_frame(timed: dict[str, list[tuple[float, float, str]]]) -> pd.DataFrame:
+    rows = [(lid, a, b, t) for lid, lines in timed.items() for a, b, t in lines]
+    return pd.DataFrame(rows, columns=["lecture_id", "start", "end", "text"])
 
 
 def _note_others(summary: IngestSummary, path: Path) -> None:

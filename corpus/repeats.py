@@ -70,6 +70,23 @@ def repeated_lectures(cues: pd.DataFrame, lectures: set[str], share: float = REP
     return out
 
 
+SHINGLE = 5
+"""Words in a row compared by ``text_share``."""
+
+
+def _shingles(texts: list[str]) -> set[tuple[str, ...]]:
+    words = [fold(w) for t in texts for w in _WORD.findall(t)]
+    return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def text_share(texts: list[str], other: list[str]) -> float:
+    """The share of ``texts``' runs of five words (accents folded) that ``other`` says too,
+    whatever the cues' cuts: another file of a copied transcript (an SRT of a sentence JSON's
+    text) 0.99, another translation of the same lecture 0.27, another lecture 0.01 (3b1b-pt)."""
+    own = _shingles(texts)
+    return len(own & _shingles(other)) / len(own) if own else 0.0
+
+
 def title_fit(title: str, other_title: str, text: str) -> float:
     """How often ``text`` says the words of ``title`` that ``other_title`` does not have
     (accents folded, stop words and words under 4 letters left out, matched by their first

@@ -109,6 +109,9 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
              f"({rep['shared']:.0%} das frases): confira se a transcrição é desta aula; "
              f"a busca mostra só {rep['searched']}, cujo título combina com o texto"
              f"{_others(summary, rep.get('source', ''))}", err=True)
+    for rep in summary.replaced:
+        why = "vazia" if rep["why"] == "empty" else f"repete {rep['why']}"
+        echo(f"  aviso: {rep['path']}: {why}; lida {rep['read']}", err=True)
     for path in summary.empty:
         echo(f"  aviso: {path}: transcrição vazia, ignorada{_others(summary, path)}", err=True)
     for st in summary.stretched:

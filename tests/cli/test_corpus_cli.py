@@ -95,25 +95,35 @@ def test_a_bad_file_is_named_and_the_rest_is_ingested(tmp_path: Path) -> None:
     assert any("vazia.vtt" in p for p in summary["empty"])
 
 
-def test_an_empty_transcript_names_the_other_transcripts_in_its_folder(tmp_path: Path) -> None:
+def test_an_empty_transcript_is_read_from_the_other_transcript_in_its_folder(
+        tmp_path: Path) -> None:
     """3b1b-pt's hilbert-curve has an empty sentence_translations.json beside a Portuguese
-    auto_generated.srt: read with --include for the JSON files, the warning says the SRT is
-    there, so the operator can read it."""
+    auto_generated.srt: read with --include for the JSON files, the lecture is read from the
+    SRT (the JSON's name says nothing of the lecture: its folder is the lecture), and the
+    warning says so."""
     src = tmp_path / "src"
     shutil.copytree(SAMPLES / "derivadas", src / "derivadas")
     lecture = src / "curva" / "portuguese"
     lecture.mkdir(parents=True)
     (lecture / "sentence_translations.json").write_text("[]")
-    (lecture / "auto_generated.srt").write_text("1\n00:00:01,000 --> 00:00:04,000\nolá\n")
+    (lecture / "auto_generated.srt").write_text(
+        "1\n00:00:01,000 --> 00:00:06,000\nA curva de Hilbert preenche o quadrado inteiro.\n\n"
+        "2\n00:00:06,000 --> 00:00:12,000\nCada ordem da curva dobra a resolução do caminho.\n")
     (lecture / "title.json").write_text('"Curva de Hilbert"')
     index = tmp_path / "index"
     include = ["--include", "**/sentence_translations.json", "--include", "derivadas/*"]
     res = run("ingest", str(src), *include, index=index)
     assert res.returncode == 0, res.stderr
-    assert ("sentence_translations.json: transcrição vazia, ignorada; a pasta tem outras "
-            "transcrições, não lidas: auto_generated.srt") in res.stderr
+    assert "sentence_translations.json: vazia; lida " in res.stderr
+    assert "auto_generated.srt" in res.stderr
     summary = json.loads(run("ingest", str(src), *include, "--json", index=index).stdout)
-    assert list(summary["others"].values()) == [["auto_generated.srt"]]
+    assert summary["empty"] == []
+    [rep] = summary["replaced"]
+    assert rep["lecture_id"] == "curva" and rep["read"].endswith("auto_generated.srt")
+    hits = json.loads(run("search", "a curva que preenche o quadrado", "--json",
+                          index=index).stdout)
+    hits = hits["hits"] if isinstance(hits, dict) else hits
+    assert hits[0]["lecture_id"] == "curva"
 
 
 def test_missing_index_is_one_clear_line(tmp_path: Path) -> None:

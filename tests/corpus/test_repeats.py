@@ -62,3 +62,36 @@ def test_search_shows_a_copied_transcript_once_and_still_finds_it_when_asked_by_
     assert len(texts) == len(set(texts))  # no window twice
     asked = retriever.search("o que é a derivada de uma função?", 3, lectures=["a-copia"])
     assert asked and {h.lecture_id for h in asked} == {"a-copia"}
+
+
+def _srt(sentences: list[str]) -> str:
+    return "\n".join(f"{i}\n00:00:{2 * i:02d},000 --> 00:00:{2 * i + 2:02d},000\n{t}\n"
+                     for i, t in enumerate(sentences))
+
+
+def test_a_misfiled_transcript_is_read_from_the_lectures_own_file_beside_it(
+        tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """3b1b-pt's change-of-basis: its sentence_translations.json (and auto_generated.srt) hold
+    the eigenvalues lecture, its community.srt its own."""
+    lectures = tmp_path / "lectures"
+    for name, title in (("autovetores", "Autovetores e autovalores"),
+                        ("mudanca-de-base", "Mudança de base")):
+        (lectures / name).mkdir(parents=True)
+        (lectures / name / "transcript.srt").write_text(_srt(EIGEN), encoding="utf-8")
+        (lectures / name / "title.txt").write_text(title, encoding="utf-8")
+    own = ["A Jennifer usa outros vetores de base para descrever o mesmo espaço.",
+           "Para traduzir um vetor da base dela para a nossa, multiplicamos pela matriz.",
+           "A matriz de mudança de base tem os vetores da Jennifer como colunas.",
+           "A inversa dessa matriz traduz da nossa linguagem para a dela."]
+    (lectures / "mudanca-de-base" / "community.srt").write_text(_srt(own), encoding="utf-8")
+    store = IndexStore(tmp_path / "index")
+    summary = ingest([lectures], store, embedder, include=["**/transcript.srt"])
+    [rep] = summary.replaced
+    assert rep["lecture_id"] == "mudanca-de-base" and rep["why"] == "autovetores"
+    assert rep["read"].endswith("community.srt")
+    assert summary.repeated == []
+    retriever = Retriever(store.load(), embedder)
+    assert retriever.misfiled == {}
+    hits = retriever.search("como traduzir um vetor da base da jennifer?", 2)
+    assert hits[0].lecture_id == "mudanca-de-base"
+    assert retriever.search("o que é um autovetor?", 1)[0].lecture_id == "autovetores"
