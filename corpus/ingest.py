@@ -162,11 +162,14 @@ def ingest(
             summary.failed.append({"path": str(item.path), "error": str(exc)})
             continue
         if not cues:
-            alt = next(((s, c) for s, c in _readable(siblings(item)) if c), None)
+            tried = siblings(item)
+            alt = next(((s, c) for s, c in _readable(tried) if c), None)
             if alt is None:
-                log.warning("%s: empty transcript, skipped", item.path)
+                log.warning("%s: empty transcript, skipped%s", item.path,
+                            " (and so are the others beside it)" if tried else "")
                 summary.empty.append(str(item.path))
-                _note_others(summary, item.path)
+                if not tried:  # those tried were read: nothing there for the operator
+                    _note_others(summary, item.path)
                 continue
             _note_replaced(summary, item, alt[0], "empty")
             item, cues = alt
