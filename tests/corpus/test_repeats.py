@@ -95,3 +95,19 @@ def test_a_misfiled_transcript_is_read_from_the_lectures_own_file_beside_it(
     hits = retriever.search("como traduzir um vetor da base da jennifer?", 2)
     assert hits[0].lecture_id == "mudanca-de-base"
     assert retriever.search("o que é um autovetor?", 1)[0].lecture_id == "autovetores"
+
+
+def test_an_empty_transcript_beside_only_empty_ones_is_reported_without_them(
+        tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """3b1b-pt's hilbert-curve: sentence_translations.json and auto_generated.srt both empty."""
+    lectures = tmp_path / "lectures"
+    shutil.copytree(SAMPLES / "derivadas", lectures / "derivadas")
+    folder = lectures / "curva"
+    folder.mkdir()
+    (folder / "transcript.srt").write_text("")
+    (folder / "auto_generated.srt").write_text("")
+    summary = ingest([lectures], IndexStore(tmp_path / "index"), embedder,
+                     include=["**/transcript.srt", "derivadas/*"])
+    assert [Path(p).name for p in summary.empty] == ["transcript.srt"]
+    assert summary.others == {} and summary.replaced == []
+    assert [lec["lecture_id"] for lec in summary.lectures] == ["derivadas"]
