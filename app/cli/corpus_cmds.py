@@ -105,9 +105,10 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
         echo(f"  {dup['lecture_id']}: lido {dup['read']}; ignorado "
              f"{', '.join(dup['skipped'])} (mesma aula, formato mais pobre)")
     for rep in summary.repeated:
+        shown = (f"; a busca mostra só {rep['searched']}, cujo título combina com o texto"
+                 if rep.get("searched") else "")
         echo(f"  aviso: {rep['lecture_id']} repete {rep['repeats']} "
-             f"({rep['shared']:.0%} das frases): confira se a transcrição é desta aula; "
-             f"a busca mostra só {rep['searched']}, cujo título combina com o texto"
+             f"({rep['shared']:.0%} das frases): confira se a transcrição é desta aula{shown}"
              f"{_others(summary, rep.get('source', ''))}", err=True)
     for rep in summary.replaced:
         why = "vazia" if rep["why"] == "empty" else f"repete {rep['why']}"
