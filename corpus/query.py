@@ -89,7 +89,7 @@ _NOTATION: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\b[Pp]\(([^()|]+)\|([^()|]+)\)", r" probabilidade de \1 dado \2 "),
         (r"\bP\(([^()|]+)\)", r" probabilidade de \1 "),
         # a function of one letter or a named one applied: "f(x)", "s(t)", "seno(x)", "ln(x)"
-    # (by then "logaritmo natural(x)")
+        # (by then "logaritmo natural(x)")
         (r"\b([a-z]|seno|cosseno|tangente|log|exp|raiz|determinante|limite|natural)"
          r"\(\s*([^()]+?)\s*\)",
          r" \1 de \2 "),
@@ -358,7 +358,7 @@ def _strip_once(question: str) -> str:
             cut_opening = False
         kept.append(opening + clause + sep)
         opening = ""
-    out = "".join(kept).strip(" \t\n,;:-").rstrip(" \t\n,;:-(")
+    out = "".join(kept).lstrip(" \t\n,;:-").rstrip(" \t\n,;:-(")
     if out.startswith("(") and out.count("(") > out.count(")"):  # left by an aside
         out = out[1:].lstrip()
     # a conjunction left dangling, brackets left empty by a dropped aside (not "f()")

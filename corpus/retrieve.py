@@ -310,8 +310,8 @@ class Retriever:
             best, _ = best_per_window(n, self._pair_w, self._pair_u, np.where(bm > 0, bm, -np.inf))
             out["bm25_unit"] = top_pool(best, pool)
         if self.misfiled:  # as search shows them
-            out = {ch: (rows[~self._hidden[rows]], scores[~self._hidden[rows]])
-                   for ch, (rows, scores) in out.items()}
+            shown = {ch: ~self._hidden[rows] for ch, (rows, _) in out.items()}
+            out = {ch: (rows[shown[ch]], scores[shown[ch]]) for ch, (rows, scores) in out.items()}
         return out
 
     def window(self, row: int) -> tuple[str, float, float]:
