@@ -70,6 +70,10 @@ class IngestSummary:
     replaced: list[dict[str, Any]] = field(default_factory=list)
     """Transcripts that were empty (``why``: "empty") or repeated another lecture (``why``:
     that lecture's id) and the other transcript beside them that was ``read`` instead."""
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+    """Other transcripts beside an empty or repeating one that were tried in its place and
+    could not be read (``path``, ``error`` naming the line): a broken file the operator may
+    want to mend, since it may hold the lecture."""
     stretched: list[dict[str, Any]] = field(default_factory=list)
     """Transcripts with cues lasting far longer than their words take (``believable_ends``):
     ``path``, how many ``cues``, and the longest one's ``start``, ``seconds`` and ``words``.
@@ -163,7 +167,7 @@ def ingest(
             continue
         if not cues:
             tried = siblings(item)
-            alt = next(((s, c) for s, c in _readable(tried) if c), None)
+            alt = next(((s, c) for s, c in _readable(tried, summary) if c), None)
             if alt is None:
                 log.warning("%s: empty transcript, skipped%s", item.path,
                             " (and so are the others beside it)" if tried else "")
@@ -240,13 +244,17 @@ def _note_stretched(summary: IngestSummary, path: Path, stretched: list[Cue]) ->
                 SPOKEN_SECONDS_PER_WORD)
 
 
-def _readable(found: list[Found]) -> Iterator[tuple[Found, list[Cue]]]:
-    """Each of ``found`` that parses, with its cues."""
+def _readable(found: list[Found], summary: IngestSummary) -> Iterator[tuple[Found, list[Cue]]]:
+    """Each of ``found`` that parses, with its cues; one that does not is recorded in
+    ``summary.unreadable`` (its error names the file and line) and passed over."""
     for item in found:
         try:
             yield item, load(item)
-        except TranscriptError:
-            continue
+        except TranscriptError as exc:
+            if all(u["path"] != str(item.path) for u in summary.unreadable):
+                summary.unreadable.append({"path": str(item.path), "error": str(exc)})
+                log.warning("%s: tried in another transcript's place, not read: %s",
+                            item.path, exc)
 
 
 def _note_replaced(summary: IngestSummary, item: Found, alt: Found, why: str) -> None:
@@ -272,7 +280,7 @@ def _replace_misfiled(summary: IngestSummary, read: dict[str, Found],
         if gone not in read:
             continue
         own = [t for _, _, t in timed[kept]]
-        for alt, cues in _readable(siblings(read[gone])):
+        for alt, cues in _readable(siblings(read[gone]), summary):
             texts = [c.text for c in cues if c.text.strip()]
             if texts and text_share(texts, own) < REPEAT_SHARE:
                 _note_replaced(summary, read[gone], alt, kept)

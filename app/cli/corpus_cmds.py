@@ -113,6 +113,9 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
     for rep in summary.replaced:
         why = "vazia" if rep["why"] == "empty" else f"repete {rep['why']}"
         echo(f"  aviso: {rep['path']}: {why}; lida {rep['read']}", err=True)
+    for bad in summary.unreadable:
+        echo(f"  aviso: {bad['path']}: não pôde ser lida no lugar de outra transcrição: "
+             f"{bad['error']}", err=True)
     for path in summary.empty:
         echo(f"  aviso: {path}: transcrição vazia, ignorada{_others(summary, path)}", err=True)
     for st in summary.stretched:

@@ -126,6 +126,31 @@ def test_an_empty_transcript_is_read_from_the_other_transcript_in_its_folder(
     assert hits[0]["lecture_id"] == "curva"
 
 
+def test_a_broken_transcript_tried_in_an_empty_ones_place_is_named_with_its_line(
+        tmp_path: Path) -> None:
+    """The only other transcript beside an empty one has a cue that cannot be read: the
+    operator is told which file and line, and the rest of the ingest goes on."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLES / "derivadas", src / "derivadas")
+    lecture = src / "curva" / "portuguese"
+    lecture.mkdir(parents=True)
+    (lecture / "sentence_translations.json").write_text("[]")
+    (lecture / "auto_generated.srt").write_text(
+        "1\n00:00:01,000 --> 00:00:06,000\nA curva de Hilbert preenche o quadrado.\n\n"
+        "2\n00:00:06,000 -> depois\nCada ordem da curva dobra a resolução.\n")
+    include = ["--include", "**/sentence_translations.json", "--include", "derivadas/*"]
+    res = run("ingest", str(src), *include, index=tmp_path / "index")
+    assert res.returncode == 0, res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if "não pôde ser lida" in ln]
+    assert "auto_generated.srt" in line and "line 6" in line, line
+    assert "transcrição vazia, ignorada" in res.stderr
+    summary = json.loads(run("ingest", str(src), *include, "--json",
+                             index=tmp_path / "index").stdout)
+    [bad] = summary["unreadable"]
+    assert bad["path"].endswith("auto_generated.srt")
+    assert any(lec["lecture_id"] == "derivadas" for lec in summary["lectures"])
+
+
 def test_missing_index_is_one_clear_line(tmp_path: Path) -> None:
     res = run("search", "qualquer coisa", index=tmp_path / "nada")
     assert res.returncode == 1
