@@ -28,6 +28,12 @@ from corpus.language import Lang, corpus_language, detect_language, word_counts_
 from corpus.mentions import strip_mentions
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_GLUED = re.compile(r"(?<=\d)(?=(?:sen|cos|tg|tan|ln|det|lim)(?![^\W\d_²³]))")
+"""A coefficient typed against a function's name ("2sen²(x)", "3cos(x)", "2ln(x)"): a space
+goes between them, so that the name is read as a word and said as the lectures say it."""
+_SUPERSCRIPT = re.compile(r"(?<=[^\W\d_])(?=[²³])")
+"""A square or cube typed against a word ("sen²x", "x²"): "²" is a word character to the
+regex, so "sen²" would be one word and never read as "seno"."""
 
 ABBREVIATIONS: dict[str, str] = {
     "pq": "por que", "pqp": "por que", "porq": "por que", "vc": "você", "vcs": "vocês",
@@ -430,5 +436,7 @@ class QueryRewriter:
             fixed = speller.correct(word) if speller is not None else None
             return fixed if fixed is not None else word
 
+        if expand:
+            question = _SUPERSCRIPT.sub(" ", _GLUED.sub(" ", question))
         question = _WORD.sub(swap, question)
         return spoken_notation(question) if expand else question

@@ -190,6 +190,10 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
         "de onde vem o logaritmo natural 2 na derivada de 2 elevado a x")
     assert rw("derivada de ln(x) é 1/x pq?") == (
         "derivada de logaritmo natural de x é 1 sobre x por que?")
+    # a coefficient or a square typed against the function's name
+    assert rw("integral de 2sen²x") == "integral de 2 seno ao quadrado x"
+    assert rw("derivada de 3cos(x)") == "derivada de 3 cosseno de x"
+    assert rw("o 2senado") == "o 2senado"
     # formulas as the lectures say them; a letter in a formula is a variable, not "não"
     assert rw("pq 1+2+3+4+... da -1/12") == (
         "por que 1 mais 2 mais 3 mais 4 mais ... da menos 1 sobre 12")
