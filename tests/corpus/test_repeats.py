@@ -62,6 +62,12 @@ def test_search_shows_a_copied_transcript_once_and_still_finds_it_when_asked_by_
     assert len(texts) == len(set(texts))  # no window twice
     asked = retriever.search("o que é a derivada de uma função?", 3, lectures=["a-copia"])
     assert asked and {h.lecture_id for h in asked} == {"a-copia"}
+    # fusion weights are fitted on what search shows: the copy is in no channel's pool
+    pools = retriever.pools("o que é a derivada de uma função?")
+    assert {"dense", "bm25"} <= set(pools)
+    for rows, scores in pools.values():
+        assert len(rows) == len(scores) > 0
+        assert "a-copia" not in {retriever.window(int(r))[0] for r in rows}
 
 
 def _srt(sentences: list[str]) -> str:
