@@ -170,6 +170,8 @@ def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
         "reference_recall": item.get("reference_recall"),
         "reference_gain": item.get("reference_gain"),
         "reference_gain_low": item.get("reference_gain_low"),
+        "evidence_gain": item.get("evidence_gain"),
+        "evidence_gain_low": item.get("evidence_gain_low"),
         "likelihood_model": item.get("likelihood_model"),
         "label_by": item.get("label_by"),
         "label_confidence": item.get("automated_confidence"),

@@ -154,6 +154,11 @@ def _confidences(held: Any, th: Any, model: Any) -> tuple[list[Any], ...]:
             [g[2] for g in got])
 
 
+NO_REFERENCE_DROPS = ("reference_answer", "reference_agree_p", "reference_novelty",
+                      "reference_recall", "reference_gain", "reference_gain_low")
+"""What an item lacks when nobody wrote a reference answer for it."""
+
+
 def _short(fig: dict[str, Any]) -> dict[str, Any]:
     return {k: fig.get(k) for k in ("n", "accuracy", "accuracy_ci", "kappa_linear",
                                     "kappa_linear_ci")}
@@ -202,6 +207,11 @@ def main() -> None:
         fig = held_out_figures(held, th, model)
         fig["label_model_without_gain"] = held_out_figures(held, th, without_gain)["label_model"]
         figures[f"test_{c}"] = {name: _short(f) for name, f in fig.items()}
+        # the same answers as an instructor without reference answers has them: what the
+        # judge makes of the lecture's text alone (the evidence gain, the claim check)
+        bare = held.assign(**{f: None for f in NO_REFERENCE_DROPS if f in held})
+        figures[f"test_{c}_without_reference"] = _short(
+            held_out_figures(bare, th, model).get("label_model") or {})
         # the label model's confidence: its more confident half against the other half
         ids, manual, labels, confidence = _confidences(held, th, model)
         sure = by_confidence(ids, manual, labels, confidence)

@@ -207,8 +207,10 @@ def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
 def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
     """The submodels to fit, in the order they are tried: one that may read every signal;
     one without the reference's words, for an answer in another language than its reference
-    (the likelihood gain still reads it); one without the gain, for a judge run with no
-    likelihood scorer (``AULA_JUDGE_LIKELIHOOD=off``); one without any reference signal."""
+    (the likelihood gain still reads it); one without the gains, for a judge run with no
+    likelihood scorer (``AULA_JUDGE_LIKELIHOOD=off``); one without any reference signal (the
+    evidence gain still reads the lecture); one with neither (the service's judge, which
+    loads no scorer)."""
     out = [("with_reference", list(candidates))]
     if any(f in WORD_FEATURES for f in candidates):
         out.append(("reference_without_words", [f for f in candidates if f not in WORD_FEATURES]))
@@ -217,6 +219,10 @@ def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
                     [f for f in candidates if f not in LIKELIHOOD_FEATURES]))
     if any(f in REFERENCE_FEATURES for f in candidates):
         out.append(("without_reference", [f for f in candidates if f not in REFERENCE_FEATURES]))
+    if any(f in LIKELIHOOD_FEATURES and f not in REFERENCE_FEATURES for f in candidates):
+        out.append(("without_reference_or_gain",
+                    [f for f in candidates
+                     if f not in REFERENCE_FEATURES and f not in LIKELIHOOD_FEATURES]))
     return out
 
 

@@ -43,6 +43,14 @@ WITH_REFERENCE = (
     "Reescreva com suas palavras uma resposta a essa pergunta."
 )
 WITHOUT_REFERENCE = "Pergunta do aluno: {question}\n\nResponda à pergunta."
+WITH_EVIDENCE = (
+    "Pergunta do aluno: {question}\n\n"
+    "Trecho da aula: {evidence}\n\n"
+    "Responda à pergunta com base no trecho da aula."
+)
+EVIDENCE_CHARS = 2500
+"""The lecture text read for ``evidence_gain`` is cut to this many characters (about one
+two-minute window; its cost on 2 cores is about 8 s an answer)."""
 MAX_CHARS = 1500
 """Question, reference and answer are each cut to this many characters (a long answer's first
 part says whether it follows the reference; the cost grows with the length)."""
@@ -57,11 +65,17 @@ class ContinuationScorer(Protocol):
     def logprobs(self, messages: list[dict[str, str]], reply: str) -> list[float]: ...
 
 
-def messages(question: str, reference: str | None) -> list[dict[str, str]]:
-    """The conversation the answer is scored as the reply to, with or without the reference."""
-    user = (WITHOUT_REFERENCE.format(question=question[:MAX_CHARS]) if reference is None else
-            WITH_REFERENCE.format(question=question[:MAX_CHARS],
-                                  reference=reference[:MAX_CHARS]))
+def messages(question: str, reference: str | None, evidence: str | None = None
+             ) -> list[dict[str, str]]:
+    """The conversation the answer is scored as the reply to: after the reference answer,
+    after the lecture's text (``evidence``), or after the question alone."""
+    q = question[:MAX_CHARS]
+    if reference is not None:
+        user = WITH_REFERENCE.format(question=q, reference=reference[:MAX_CHARS])
+    elif evidence is not None:
+        user = WITH_EVIDENCE.format(question=q, evidence=evidence[:EVIDENCE_CHARS])
+    else:
+        user = WITHOUT_REFERENCE.format(question=q)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -96,6 +110,32 @@ def reference_gains(scorer: ContinuationScorer, question: str, answer: str, refe
     without = scorer.logprobs(messages(question, None), answer)
     return {"reference_gain": mean_gain(with_reference, without),
             "reference_gain_low": lowest_window_gain(with_reference, without)}
+
+
+def answer_gains(scorer: ContinuationScorer, question: str, answer: str,
+                 reference: str | None, evidence: str | None) -> dict[str, float | None]:
+    """The gains of the answer from the reference answer (``reference_gain``,
+    ``reference_gain_low``) and from the lecture's text it is judged on (``evidence_gain``,
+    ``evidence_gain_low``: what the lecture says there makes a right answer more likely, a
+    wrong detail or a vague answer less), each where it is given; the pass without either is
+    read once for both. Missing ones are None."""
+    out: dict[str, float | None] = dict.fromkeys(GAIN_FEATURES)
+    answer = answer.strip()[:MAX_CHARS]
+    given = {"reference": reference, "evidence": evidence}
+    given = {k: v for k, v in given.items() if v is not None and v.strip()}
+    if not answer or not given:
+        return out
+    without = scorer.logprobs(messages(question, None), answer)
+    for name, text in given.items():
+        with_text = scorer.logprobs(messages(question, text if name == "reference" else None,
+                                             text if name == "evidence" else None), answer)
+        out[f"{name}_gain"] = mean_gain(with_text, without)
+        out[f"{name}_gain_low"] = lowest_window_gain(with_text, without)
+    return out
+
+
+GAIN_FEATURES = ("reference_gain", "reference_gain_low", "evidence_gain", "evidence_gain_low")
+"""What ``answer_gains`` reads, in this order."""
 
 
 def reference_gain(scorer: ContinuationScorer, question: str, answer: str, reference: str

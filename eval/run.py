@@ -27,7 +27,7 @@ from eval.claims import FirstTokenFn, verify_claims
 from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
 from eval.label_model import LabelModel, most_likely
 from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
-from eval.likelihood import ContinuationScorer, reference_gains
+from eval.likelihood import ContinuationScorer, answer_gains
 from eval.metrics import Span, first_hit_rank
 from eval.record import Record, Reference
 from eval.report import summarise, write_records, write_rows, write_summary
@@ -66,7 +66,9 @@ class Pipeline:
     """Set: the automated label comes from this model fitted on the judge's signals
     (``aula fit-labels``); None: from ``thresholds``."""
     likelihood: ContinuationScorer | None = None
-    """Set: an item with a reference answer gets ``reference_gain`` (``eval.likelihood``)."""
+    """Set: an item with a gold span gets ``evidence_gain`` (how much what the lecture says
+    there makes the answer more likely), one with a reference answer ``reference_gain``
+    (``eval.likelihood``)."""
     ragas: Callable[[dict[str, Any]], Any] | None = None
     """Set: ragas metrics per item (``eval.ragas_metrics.RagasScorer.score``), as ``ragas_*``
     columns."""
@@ -138,10 +140,12 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     words = reference_words(question, answer_text, None if reference is None else str(reference))
     out["reference_novelty"] = None if words is None else words["novelty"]
     out["reference_recall"] = None if words is None else words["recall"]
-    if p.likelihood is not None and reference is not None:
+    # the evidence gain is read after the gold span only: read after the question's best
+    # windows instead, it told the labels apart less well (README, "Stop 44")
+    if p.likelihood is not None and (reference is not None or gold_text):
         out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
-        gains = reference_gains(p.likelihood, question, answer_text, str(reference))
-        out.update(gains or dict.fromkeys(LIKELIHOOD_FEATURES))
+        out.update(answer_gains(p.likelihood, question, answer_text,
+                                None if reference is None else str(reference), gold_text))
     if p.verify is not None and p.correctness:
         out["coverage_p"] = coverage(p.verify, question, answer_text)
         if reference is not None:

@@ -10,7 +10,9 @@ Two more yes/no questions, read from the first token's probability like the clai
 
 One more reads how much the reference answer makes the answer more likely for a language
 model (``reference_gain``, and ``reference_gain_low`` for its worst stretch;
-``eval.likelihood``): it needs a scorer run in this process.
+``eval.likelihood``): it needs a scorer run in this process. The same reading after the
+lecture's text instead of a reference answer (``evidence_gain``, ``evidence_gain_low``) needs
+no reference: the signal for answers nobody wrote a reference for.
 
 Two more read the words alone, no LLM, where the item has a reference answer in the answer's
 language (``reference_words``): the share of the answer's content words (stems, accents folded,
@@ -96,14 +98,16 @@ def reference_words(question: str, answer: str, reference: str | None
 FEATURES = (
     "ar", "claim_mean", "claim_min", "claim_share", "claim_count", "strict_mean", "strict_min",
     "coverage", "reference_agree", "reference_novelty", "reference_recall", "reference_gain",
-    "reference_gain_low",
+    "reference_gain_low", "evidence_gain", "evidence_gain_low",
 )
 """Every signal a label model may use, in this order."""
 REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall",
                       "reference_gain", "reference_gain_low")
 """The signals only an item with a reference answer has."""
-LIKELIHOOD_FEATURES = ("reference_gain", "reference_gain_low")
-"""The signals that need a likelihood scorer (``eval.likelihood``)."""
+LIKELIHOOD_FEATURES = ("reference_gain", "reference_gain_low", "evidence_gain",
+                       "evidence_gain_low")
+"""The signals that need a likelihood scorer (``eval.likelihood``); the evidence gain needs no
+reference answer, only the lecture text the answer is judged on."""
 WORD_FEATURES = ("reference_novelty", "reference_recall")
 """The signals that need the answer in the reference's language (its words must match)."""
 
@@ -146,6 +150,8 @@ def features(item: Mapping[str, Any], support_at: float = SUPPORT_AT
         "reference_recall": words[1],
         "reference_gain": _number(item.get("reference_gain")),
         "reference_gain_low": _number(item.get("reference_gain_low")),
+        "evidence_gain": _number(item.get("evidence_gain")),
+        "evidence_gain_low": _number(item.get("evidence_gain_low")),
     }
 
 

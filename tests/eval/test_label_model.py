@@ -270,3 +270,26 @@ def test_the_label_is_less_sure_between_two_labels_than_at_one() -> None:
     # the thresholds' label has no probability to give
     plain = labelled_with_confidence(judged(LEVEL["C"]), Pipeline(judge=lambda m: ""))
     assert plain[1] == "thresholds" and plain[2] is None
+
+
+def test_an_answer_without_a_reference_is_labelled_by_its_gain_from_the_lecture() -> None:
+    """No reference answer (a student's question): the evidence gain (how much the lecture's
+    text makes the answer more likely) labels it; a run without the scorer (the service's
+    judge) still labels every item, by the claim check."""
+    rnd = random.Random(7)
+    rows, labels, groups = [], [], []
+    for q in range(24):
+        for label in ("C", "PC", "I"):
+            row = features({"correctness_claim_p": [LEVEL[label] + rnd.gauss(0, 0.4)]})
+            row["evidence_gain"] = GAIN[label] + rnd.gauss(0, 0.05)
+            rows.append(row)
+            labels.append(label)
+            groups.append(f"q{q}")
+    model = fit_label_model(rows, labels, groups, FEATURES)
+    assert "evidence_gain" in model.models[0].features
+    with_gain = [model.predict(r) for r in rows]
+    without = [model.predict({**r, "evidence_gain": None}) for r in rows]
+    assert None not in without
+    assert cohen_kappa(labels, with_gain, weights="linear") >= 0.8
+    assert cohen_kappa(labels, with_gain, weights="linear") > \
+        cohen_kappa(labels, without, weights="linear")

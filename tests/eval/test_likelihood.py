@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from corpus.errors import InputError
-from eval.likelihood import WINDOW, lowest_window_gain, messages, reference_gain, reference_gains
+from eval.likelihood import (
+    WINDOW,
+    answer_gains,
+    lowest_window_gain,
+    messages,
+    reference_gain,
+    reference_gains,
+)
 from eval.run import Pipeline, evaluate_item
 
 QUESTION = "quando o produto escalar de dois vetores da negativo? e zero?"
@@ -18,6 +25,9 @@ RIGHT = ("Dá negativo quando eles apontam em sentidos geralmente opostos, e zer
          "perpendiculares: a projeção de um no outro vira o vetor zero.")
 WRONG = ("Dá negativo quando o ângulo entre eles é menor que 90 graus, e zero quando são "
          "paralelos, porque projetar um no outro não acrescenta nada.")
+LECTURE = ("Quando os dois vetores apontam em direções geralmente opostas, o produto escalar "
+           "dá negativo. Se eles são perpendiculares, a projeção de um sobre o outro é o vetor "
+           "zero, e o produto escalar é zero.")
 
 
 class ReadsReference:
@@ -76,6 +86,47 @@ def test_a_judged_item_with_a_reference_stores_its_gain_and_one_without_does_not
     assert bare.get("reference_gain") is None
 
 
+def test_without_a_reference_the_answer_is_read_after_what_the_lecture_says_at_the_gold_span(
+        ) -> None:
+    """No reference answer, but a gold lecture and span: the gain comes from what the lecture
+    says there, and a right answer gains more than a wrong one; text retrieved for the
+    question is not read for it."""
+    def judge(_messages: list[dict[str, str]]) -> str:
+        return "Criteria: ok\nSupporting Evidence: ok\nScore: 3"
+
+    asked: list[tuple[str, float, float]] = []
+
+    def span_text(lecture: str, start: float, end: float) -> str:
+        asked.append((lecture, start, end))
+        return LECTURE
+
+    scorer = ReadsReference()
+    p = Pipeline(judge=judge, correctness=False, likelihood=scorer, span_text=span_text)
+    row = {"id": "a", "question": QUESTION, "gold_lecture": "2016/dot-products",
+           "gold_start": 60.0, "gold_end": 180.0}
+    right = evaluate_item({**row, "answer": RIGHT}, p)
+    wrong = evaluate_item({**row, "answer": WRONG}, p)
+    assert asked[0] == ("2016/dot-products", 60.0, 180.0)
+    assert right["reference_gain"] is None
+    assert right["evidence_gain"] > wrong["evidence_gain"]
+    assert right["evidence_gain_low"] is not None
+    assert any(LECTURE in m[-1]["content"] for m in scorer.calls)
+    retrieved = evaluate_item({"id": "b", "question": QUESTION, "answer": RIGHT,
+                               "contexts": [LECTURE]}, p)
+    assert retrieved.get("evidence_gain") is None
+
+
+def test_reference_and_lecture_share_the_pass_without_either() -> None:
+    scorer = ReadsReference()
+    gains = answer_gains(scorer, QUESTION, RIGHT, REFERENCE, LECTURE)
+    assert len(scorer.calls) == 3  # without, after the reference, after the lecture
+    assert gains["reference_gain"] == reference_gain(ReadsReference(), QUESTION, RIGHT,
+                                                     REFERENCE)
+    assert gains["evidence_gain"] is not None and gains["evidence_gain"] > 0
+    assert answer_gains(ReadsReference(), QUESTION, " ", REFERENCE, LECTURE) == dict.fromkeys(
+        gains)
+
+
 def test_an_unknown_scorer_setting_is_one_clear_error(tmp_path: Path) -> None:
     from app.config import Settings
     from app.judging import likelihood_scorer
@@ -105,4 +156,8 @@ def test_the_embedded_model_gains_more_from_the_reference_on_a_right_answer() ->
     assert right is not None and wrong is not None and vague is not None
     assert right > wrong
     assert right > vague
+    # and from the lecture's text alone, with no reference answer
+    from_lecture = {name: answer_gains(scorer, QUESTION, text, None, LECTURE)["evidence_gain"]
+                    for name, text in (("right", RIGHT), ("wrong", WRONG))}
+    assert from_lecture["right"] > from_lecture["wrong"]
     assert len(messages(QUESTION, None)) == 2
