@@ -95,12 +95,13 @@ def test_a_bad_file_is_named_and_the_rest_is_ingested(tmp_path: Path) -> None:
     assert any("vazia.vtt" in p for p in summary["empty"])
 
 
-def test_an_empty_transcript_is_read_from_the_other_transcript_in_its_folder(
-        tmp_path: Path) -> None:
-    """3b1b-pt's hilbert-curve has an empty sentence_translations.json beside a Portuguese
-    auto_generated.srt: read with --include for the JSON files, the lecture is read from the
-    SRT (the JSON's name says nothing of the lecture: its folder is the lecture), and the
-    warning says so."""
+INCLUDE = ["--include", "**/sentence_translations.json", "--include", "derivadas/*"]
+"""The README's --include for 3b1b-pt, and the sample lecture beside it."""
+
+
+def _empty_beside(tmp_path: Path, second_timing: str) -> Path:
+    """A lecture folder like 3b1b-pt's hilbert-curve: an empty sentence_translations.json
+    beside an auto_generated.srt whose second cue has ``second_timing``."""
     src = tmp_path / "src"
     shutil.copytree(SAMPLES / "derivadas", src / "derivadas")
     lecture = src / "curva" / "portuguese"
@@ -108,15 +109,24 @@ def test_an_empty_transcript_is_read_from_the_other_transcript_in_its_folder(
     (lecture / "sentence_translations.json").write_text("[]")
     (lecture / "auto_generated.srt").write_text(
         "1\n00:00:01,000 --> 00:00:06,000\nA curva de Hilbert preenche o quadrado inteiro.\n\n"
-        "2\n00:00:06,000 --> 00:00:12,000\nCada ordem da curva dobra a resolução do caminho.\n")
+        f"2\n{second_timing}\nCada ordem da curva dobra a resolução do caminho.\n")
     (lecture / "title.json").write_text('"Curva de Hilbert"')
+    return src
+
+
+def test_an_empty_transcript_is_read_from_the_other_transcript_in_its_folder(
+        tmp_path: Path) -> None:
+    """3b1b-pt's hilbert-curve has an empty sentence_translations.json beside a Portuguese
+    auto_generated.srt: read with --include for the JSON files, the lecture is read from the
+    SRT (the JSON's name says nothing of the lecture: its folder is the lecture), and the
+    warning says so."""
+    src = _empty_beside(tmp_path, "00:00:06,000 --> 00:00:12,000")
     index = tmp_path / "index"
-    include = ["--include", "**/sentence_translations.json", "--include", "derivadas/*"]
-    res = run("ingest", str(src), *include, index=index)
+    res = run("ingest", str(src), *INCLUDE, index=index)
     assert res.returncode == 0, res.stderr
     assert "sentence_translations.json: vazia; lida " in res.stderr
     assert "auto_generated.srt" in res.stderr
-    summary = json.loads(run("ingest", str(src), *include, "--json", index=index).stdout)
+    summary = json.loads(run("ingest", str(src), *INCLUDE, "--json", index=index).stdout)
     assert summary["empty"] == []
     [rep] = summary["replaced"]
     assert rep["lecture_id"] == "curva" and rep["read"].endswith("auto_generated.srt")
@@ -130,21 +140,13 @@ def test_a_broken_transcript_tried_in_an_empty_ones_place_is_named_with_its_line
         tmp_path: Path) -> None:
     """The only other transcript beside an empty one has a cue that cannot be read: the
     operator is told which file and line, and the rest of the ingest goes on."""
-    src = tmp_path / "src"
-    shutil.copytree(SAMPLES / "derivadas", src / "derivadas")
-    lecture = src / "curva" / "portuguese"
-    lecture.mkdir(parents=True)
-    (lecture / "sentence_translations.json").write_text("[]")
-    (lecture / "auto_generated.srt").write_text(
-        "1\n00:00:01,000 --> 00:00:06,000\nA curva de Hilbert preenche o quadrado.\n\n"
-        "2\n00:00:06,000 -> depois\nCada ordem da curva dobra a resolução.\n")
-    include = ["--include", "**/sentence_translations.json", "--include", "derivadas/*"]
-    res = run("ingest", str(src), *include, index=tmp_path / "index")
+    src = _empty_beside(tmp_path, "00:00:06,000 -> depois")
+    res = run("ingest", str(src), *INCLUDE, index=tmp_path / "index")
     assert res.returncode == 0, res.stderr
     [line] = [ln for ln in res.stderr.splitlines() if "não pôde ser lida" in ln]
     assert "auto_generated.srt" in line and "line 6" in line, line
     assert "transcrição vazia, ignorada" in res.stderr
-    summary = json.loads(run("ingest", str(src), *include, "--json",
+    summary = json.loads(run("ingest", str(src), *INCLUDE, "--json",
                              index=tmp_path / "index").stdout)
     [bad] = summary["unreadable"]
     assert bad["path"].endswith("auto_generated.srt")
