@@ -102,14 +102,12 @@ def reference_gains(scorer: ContinuationScorer, question: str, answer: str, refe
                     ) -> dict[str, float | None] | None:
     """``reference_gain`` (the mean gain, ``mean_gain``) and ``reference_gain_low`` (its worst
     stretch, ``lowest_window_gain``) from one pair of passes; None without an answer or a
-    reference."""
-    answer = answer.strip()[:MAX_CHARS]
-    if not answer or not reference or not reference.strip():
+    reference (``answer_gains`` with no lecture text)."""
+    if not answer.strip() or not reference or not reference.strip():
         return None
-    with_reference = scorer.logprobs(messages(question, reference), answer)
-    without = scorer.logprobs(messages(question, None), answer)
-    return {"reference_gain": mean_gain(with_reference, without),
-            "reference_gain_low": lowest_window_gain(with_reference, without)}
+    gains = answer_gains(scorer, question, answer, reference, None)
+    return {"reference_gain": gains["reference_gain"],
+            "reference_gain_low": gains["reference_gain_low"]}
 
 
 def answer_gains(scorer: ContinuationScorer, question: str, answer: str,
