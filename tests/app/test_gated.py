@@ -79,6 +79,9 @@ def service(sample_index, fake_llm, tmp_path_factory) -> Iterator[str]:  # type:
         index_dir=sample_index.root, llm_base_url=fake_llm.base_url, llm_model="fake-model",
         llm_retries=0, llm_timeout=5, answer_strategy="gated", gate_file=gate_file,
         database_url=f"sqlite:///{DB_PATH['path']}",
+        # this module asks about 30 questions from one address; on a fast machine that is
+        # inside a minute, and the rate limit (tested in tests/review) would answer 429
+        ask_rate_per_minute=0, search_rate_per_minute=0,
     )
     with ServedApp(create_app(settings)) as srv:
         yield srv.url
