@@ -119,14 +119,16 @@ def answer_gains(scorer: ContinuationScorer, question: str, answer: str,
     read once for both. Missing ones are None."""
     out: dict[str, float | None] = dict.fromkeys(GAIN_FEATURES)
     answer = answer.strip()[:MAX_CHARS]
-    given = {"reference": reference, "evidence": evidence}
-    given = {k: v for k, v in given.items() if v is not None and v.strip()}
-    if not answer or not given:
+    after: dict[str, list[dict[str, str]]] = {}
+    if reference is not None and reference.strip():
+        after["reference"] = messages(question, reference)
+    if evidence is not None and evidence.strip():
+        after["evidence"] = messages(question, None, evidence)
+    if not answer or not after:
         return out
     without = scorer.logprobs(messages(question, None), answer)
-    for name, text in given.items():
-        with_text = scorer.logprobs(messages(question, text if name == "reference" else None,
-                                             text if name == "evidence" else None), answer)
+    for name, conversation in after.items():
+        with_text = scorer.logprobs(conversation, answer)
         out[f"{name}_gain"] = mean_gain(with_text, without)
         out[f"{name}_gain_low"] = lowest_window_gain(with_text, without)
     return out

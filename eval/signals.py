@@ -42,6 +42,7 @@ from eval.claims import (
     recorded_probabilities,
     yes_probability,
 )
+from eval.likelihood import GAIN_FEATURES
 
 SYSTEM = "Você é um professor que avalia respostas com rigor. Responda apenas SIM ou NÃO."
 COVERAGE = (
@@ -104,8 +105,7 @@ FEATURES = (
 REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall",
                       "reference_gain", "reference_gain_low")
 """The signals only an item with a reference answer has."""
-LIKELIHOOD_FEATURES = ("reference_gain", "reference_gain_low", "evidence_gain",
-                       "evidence_gain_low")
+LIKELIHOOD_FEATURES = GAIN_FEATURES
 """The signals that need a likelihood scorer (``eval.likelihood``); the evidence gain needs no
 reference answer, only the lecture text the answer is judged on."""
 WORD_FEATURES = ("reference_novelty", "reference_recall")
