@@ -21,7 +21,7 @@ import functools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from corpus.bm25 import stopwords
 from corpus.language import Lang, corpus_language, detect_language, word_counts_shipped
@@ -88,8 +88,28 @@ def accent_map(texts: Iterable[str] | Counter[str], min_count: int = 2) -> dict[
     return {k: w for k, (_, w) in best.items() if w != k}
 
 
-_NOTATION: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+UNIT_FRACTIONS = {
+    "2": "meio", "3": "terço", "4": "quarto", "5": "quinto", "6": "sexto", "7": "sétimo",
+    "8": "oitavo", "9": "nono", "10": "décimo", "12": "duodécimo", "100": "centésimo",
+    "1000": "milésimo"}
+"""How Portuguese says one over a number ("-1/12" -> "menos um duodécimo"). In 3b1b-pt's
+sentences "um meio" comes 77 times and "1 sobre 2" 6, "um quarto" 61 and "1 sobre 4" 4,
+"um duodécimo" 7 and "1 sobre 12" never: as "1 sobre 12", "pq 1+2+3+4+... = -1/12" found a
+quadratic-formula window (two numbers that "somam 7 e multiplicam 12") before the zeta
+lecture's "menos um duodécimo"."""
+
+
+def _unit_fraction(match: re.Match[str]) -> str:
+    sign = " menos" if match.group(1) else ""
+    return f"{sign} um {UNIT_FRACTIONS[match.group(2)]} "
+
+
+_NOTATION: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = tuple(
     (re.compile(pattern), spoken) for pattern, spoken in (
+        # one over a number, as said: "1/4" -> "um quarto", "-1/12" -> "menos um duodécimo"
+        (r"(?:(?:(?<=^)|(?<=[\s(=]))(-)\s*|(?<![\w.,/^-]))1\s*/\s*("
+         + "|".join(sorted(UNIT_FRACTIONS, key=len, reverse=True)) + r")(?![\w.,/^])",
+         _unit_fraction),
         (r"(?<=\))\s*/\s*", " sobre "),
         # probability as students type it: "P(H|E)", "P(E)"
         (r"\b[Pp]\(([^()|]+)\|([^()|]+)\)", r" probabilidade de \1 dado \2 "),

@@ -196,7 +196,8 @@ def test_casual_questions_are_rewritten_into_the_corpus_spelling() -> None:
     assert rw("o 2senado") == "o 2senado"
     # formulas as the lectures say them; a letter in a formula is a variable, not "não"
     assert rw("pq 1+2+3+4+... da -1/12") == (
-        "por que 1 mais 2 mais 3 mais 4 mais ... da menos 1 sobre 12")
+        "por que 1 mais 2 mais 3 mais 4 mais ... da menos um duodécimo")
+    assert rw("1/4 de volta e 3/4 de volta") == "um quarto de volta e 3 sobre 4 de volta"
     assert rw("pq a derivada de x² é 2x") == "por que a derivada de x ao quadrado é 2x"
     assert rw("tipo x^n vira n.x^(n-1)? n entendi") == (
         "tipo x elevado a n vira n.x elevado a (n-1)? não entendi")
@@ -246,6 +247,12 @@ NOTATION = [  # (start, end, text): a lecture that says its formulas in words
     (120, 160, "Quando x tende a zero, o seno de x sobre x tende a um, e isso se vê no círculo "
                "unitário comparando o arco com a altura do triângulo inscrito conforme o ângulo "
                "diminui."),
+    (160, 200, "Procure dois números que somam 7 e que multiplicados dão 12: fatorando o 12 "
+               "achamos 3 e 4, e 3 mais 4 dá 7, então as raízes da equação do segundo grau são "
+               "3 e 4, e podemos escrever o polinômio como produto de dois fatores."),
+    (200, 240, "Atribuir à soma de todos os números naturais o valor menos um duodécimo vem da "
+               "continuação analítica da função zeta de Riemann, e não de somar os termos um a "
+               "um, que claramente cresce sem limite e nunca se aproxima de número algum."),
 ]
 
 
@@ -253,7 +260,8 @@ def test_a_formula_finds_the_moment_that_says_it_in_words(tmp_path, embedder) ->
     retriever = _one_lecture(tmp_path, "formulas", NOTATION, embedder,
                              SegmentParams(window_seconds=40, overlap_seconds=0))
     for question, start in (("o que é P(A|B)?", 40), ("pq 5! cresce tão rapido?", 80),
-                            ("pq lim x->0 sen(x)/x = 1?", 120)):
+                            ("pq lim x->0 sen(x)/x = 1?", 120),
+                            ("pq 1+2+3+4+... = -1/12", 200)):
         hits = retriever.search(question, 2, mode="bm25")
         assert hits and hits[0].start == start, (question, hits)
 
