@@ -270,6 +270,9 @@ class Answerer:
     cues_for: Callable[[Hit], Sequence[Cue]] = lambda _hit: ()
     term_coverage: Callable[[str, Sequence[str]], float] | None = None
     """The index's idf-weighted term coverage (``Retriever.term_coverage``), a gate signal."""
+    rare_word: Callable[[str], bool] | None = None
+    """Whether the index's lectures say a word seldom (``Retriever.said_in_few_lectures``):
+    such a frequent word still counts in ``term_cov``."""
     strategy: Strategy = "gated"
     gate: Gate = field(default_factory=Gate)
     candidates: int = 3
@@ -301,6 +304,7 @@ class Answerer:
         return cls(
             llm=llm, embed=embed, cues_for=cues_for, strategy=settings.answer_strategy,
             term_coverage=getattr(retriever, "term_coverage", None),
+            rare_word=getattr(retriever, "said_in_few_lectures", None),
             gate=Gate.load(settings.gate_file), candidates=settings.gate_candidates,
             focus_windows=settings.focus_windows,
             passage_chars=settings.passage_chars, max_passages=settings.answer_passages,
@@ -331,7 +335,7 @@ class Answerer:
         index's word frequencies are counted on first use (about 2 s for 1,700 windows)."""
         wanted = every_signal or self.reads_idf
         return features(query, passages, probs, hits,
-                        self.term_coverage if wanted else None)
+                        self.term_coverage if wanted else None, self.rare_word)
 
     def gate_signals(self, query: str, hits: Sequence[Hit], ask: Any = None, *,
                      every_signal: bool = False

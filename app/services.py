@@ -118,6 +118,11 @@ class Services:
         """The evidence gate's ``idf_cov`` over the index being served."""
         return self._retriever.term_coverage(question, texts)
 
+    def said_in_few_lectures(self, word: str) -> bool:
+        """Whether few lectures of the index being served say ``word`` (the gate's
+        ``term_cov``)."""
+        return self._retriever.said_in_few_lectures(word)
+
     def close(self) -> None:
         self.stack.close()
 

@@ -4,6 +4,7 @@ weighted reciprocal rank fusion (corpus.fusion), optionally reranked (corpus.rer
 from __future__ import annotations
 
 import functools
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -18,12 +19,17 @@ from corpus.index import IndexData
 from corpus.language import Lang, corpus_language
 from corpus.mentions import mentioned_time
 from corpus.models import Cue, Hit
-from corpus.query import QueryRewriter
+from corpus.query import QueryRewriter, fold
 from corpus.repeats import misfiled
 from corpus.units import best_per_window, members
 from corpus.vector_store import FolderStore, Ranked, VectorStore, cosines
 
 Mode = Literal["dense", "bm25", "hybrid"]
+
+FEW_LECTURES = 3
+FEW_LECTURES_OF = 20
+"""``Retriever.said_in_few_lectures``: a word fewer than 3 lectures say, in an index of 20 or
+more (with fewer, nearly every word is said by few of them)."""
 
 
 @dataclass
@@ -135,6 +141,26 @@ class Retriever:
     def rarity(self) -> TermRarity:
         """Document frequencies of the windows' words (built on first use, kept)."""
         return TermRarity(self.data.segments["text"].tolist())
+
+    @functools.cached_property
+    def _lectures_saying(self) -> dict[str, int]:
+        """How many lectures say each word, by its first five letters, accents folded (built
+        on first use, kept: about 1 s for 1,700 windows)."""
+        seen: dict[str, set[str]] = {}
+        segs = self.data.segments
+        for lecture, text in zip(segs["lecture_id"], segs["text"], strict=True):
+            for word in set(re.findall(r"[a-z0-9]+", fold(str(text)))):
+                seen.setdefault(word[:5], set()).add(lecture)
+        return {prefix: len(lectures) for prefix, lectures in seen.items()}
+
+    def said_in_few_lectures(self, word: str) -> bool:
+        """Whether this index holds at least ``FEW_LECTURES_OF`` lectures and fewer than
+        ``FEW_LECTURES`` of them say ``word`` (folded; by its first five letters): a subject of
+        a few lectures, or of none, not a word every lecture says in passing."""
+        counts = self._lectures_saying
+        if self.data.segments["lecture_id"].nunique() < FEW_LECTURES_OF:
+            return False
+        return counts.get(word[:5], 0) < FEW_LECTURES
 
     def term_coverage(self, question: str, texts: Sequence[str]) -> float:
         """Share of the question's idf mass (as searched: rewritten) that the best of ``texts``

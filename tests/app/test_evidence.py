@@ -54,6 +54,20 @@ def test_a_students_everyday_words_do_not_count_against_coverage() -> None:
     assert term_coverage("how does the model reduce its loss?", texts) == 0.0
 
 
+def test_a_frequent_word_the_course_seldom_says_is_the_subject() -> None:
+    # "aniversário" is among Portuguese's most frequent words, so it did not count, and a
+    # passage on coin flips covered the birthday problem, which the course never teaches
+    texts = ["A probabilidade de tirar cara duas vezes é um quarto: o problema pede que se "
+             "multipliquem as probabilidades de cada lançamento"]
+    question = "qual a probabilidade no problema do aniversario"
+    assert term_coverage(question, texts) == 1.0
+    said_seldom = {"aniversario"}.__contains__  # the index: one lecture says it, of many
+    assert term_coverage(question, texts, said_seldom) == 0.5  # "probabilidade" found, not it
+    # an everyday word the course says often still does not count
+    hamming = ["Os códigos de Hamming usam bits de paridade para localizar um erro num bloco"]
+    assert term_coverage("como o hamming acha o bit errado?", hamming, said_seldom) == 1.0
+
+
 def test_a_word_the_lecture_says_in_another_form_counts() -> None:
     # the lecture says "usado"; the student "usada" (same stem, another ending)
     texts = ["Hoje quase ninguém treina redes com sigmoide: o padrão usado é a ReLU"]

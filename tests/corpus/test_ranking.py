@@ -256,6 +256,28 @@ NOTATION = [  # (start, end, text): a lecture that says its formulas in words
 ]
 
 
+def test_a_word_few_lectures_say_is_told_from_one_they_all_say(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
+    def course(root: Path, n: int) -> Retriever:
+        for i in range(n):
+            folder = root / "lectures" / f"aula{i:02d}"
+            folder.mkdir(parents=True)
+            extra = " No aniversário da turma." if i == 3 else ""
+            (folder / f"aula{i:02d}.srt").write_text(_srt([(
+                0, 20, f"Nesta aula {i} você acha a probabilidade de cada caso.{extra}")]),
+                encoding="utf-8")
+        store = IndexStore(root / "index")
+        ingest([root / "lectures"], store, embedder,
+               params=SegmentParams(window_seconds=20, overlap_seconds=0))
+        return Retriever(store.load(), embedder)
+
+    many = course(tmp_path / "many", 20)
+    assert many.said_in_few_lectures("aniversario")  # one lecture of 20
+    assert many.said_in_few_lectures("futebol")  # none
+    assert not many.said_in_few_lectures("acha")  # every one
+    few = course(tmp_path / "few", 5)  # too few lectures to tell
+    assert not few.said_in_few_lectures("aniversario")
+
+
 def test_a_formula_finds_the_moment_that_says_it_in_words(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
     retriever = _one_lecture(tmp_path, "formulas", NOTATION, embedder,
                              SegmentParams(window_seconds=40, overlap_seconds=0))
