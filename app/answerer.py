@@ -59,6 +59,14 @@ from app.evidence import (
 from app.llm import LLMError
 from app.locate import asks_where, where_answer, where_topic
 from app.substance import MIN_NEW_WORDS, quoted_spans, with_substance
+from app.summary import (
+    SUMMARY_PASSAGES,
+    asks_summary,
+    spread,
+    summary_decision,
+    summary_lecture,
+    summary_topic,
+)
 from corpus.bm25 import tokenize
 from corpus.context import (
     CONTEXT_CHARS,
@@ -111,30 +119,38 @@ _GATED_PROMPTS: dict[Lang, dict[str, str]] = {
             "Você é um monitor que responde perguntas de estudantes usando SOMENTE os trechos "
             "de aulas gravadas dados abaixo.\n"
             "Regras:\n"
-            "1. Responda em português, de forma clara e direta, em no máximo três frases.\n"
+            "1. {rule}\n"
             "2. Use apenas a informação dos trechos. Não invente nada.\n"
             "3. Termine cada frase com o número do trecho de onde ela veio entre colchetes, "
             "por exemplo [1] ou [1, 2]."
         ),
+        "rule": "Responda em português, de forma clara e direta, em no máximo três frases.",
+        "summary_rule": ("Responda em português: resuma a aula em no máximo cinco frases, na "
+                         "ordem dos trechos, que seguem a ordem da aula."),
         "segments": "Trechos das aulas:",
         "segment": "[{n}] Aula: {title} ({span})",
         "question": "Pergunta do estudante: {question}",
         "reminder": "Responda à pergunta com base nos trechos acima, citando-os como [n].",
+        "summary_reminder": "Resuma a aula com base nos trechos acima, citando-os como [n].",
     },
     "en": {
         "system": (
             "You are a teaching assistant who answers students' questions using ONLY the "
             "recorded lecture excerpts below (they may be in Portuguese).\n"
             "Rules:\n"
-            "1. Answer in English, clearly and directly, in at most three sentences.\n"
+            "1. {rule}\n"
             "2. Use only the information in the excerpts. Do not make anything up.\n"
             "3. End each sentence with the number of the excerpt it comes from in square "
             "brackets, for example [1] or [1, 2]."
         ),
+        "rule": "Answer in English, clearly and directly, in at most three sentences.",
+        "summary_rule": ("Answer in English: sum up the lecture in at most five sentences, in "
+                         "the order of the excerpts, which follow the lecture's order."),
         "segments": "Lecture excerpts:",
         "segment": "[{n}] Lecture: {title} ({span})",
         "question": "Student's question: {question}",
         "reminder": "Answer the question from the excerpts above, citing them as [n].",
+        "summary_reminder": "Sum up the lecture from the excerpts above, citing them as [n].",
     },
 }
 
@@ -228,9 +244,10 @@ def _hit_moment(hit: Hit) -> Moment:
                   round(float(hit.score), 4), None, hit.corpus_id)
 
 
-def gated_messages(question: str, passages: Sequence[Passage], lang: Lang
-                   ) -> list[dict[str, str]]:
-    """The generator's prompt: the passages that passed, numbered, and no escape sentence."""
+def gated_messages(question: str, passages: Sequence[Passage], lang: Lang, *,
+                   summary: bool = False) -> list[dict[str, str]]:
+    """The generator's prompt: the passages that passed, numbered, and no escape sentence.
+    ``summary``: the passages are one lecture's, in its order, to be summed up."""
     p = _GATED_PROMPTS[lang]
     blocks = []
     for n, ps in enumerate(passages, start=1):
@@ -238,8 +255,9 @@ def gated_messages(question: str, passages: Sequence[Passage], lang: Lang
         head = p["segment"].format(n=n, title=ps.hit.title or ps.hit.lecture_id, span=span)
         blocks.append(f"{head}\n{ps.text}")
     user = "\n\n".join([p["segments"], *blocks, p["question"].format(question=question.strip()),
-                        p["reminder"]])
-    return [{"role": "system", "content": p["system"]}, {"role": "user", "content": user}]
+                        p["summary_reminder" if summary else "reminder"]])
+    system = p["system"].format(rule=p["summary_rule" if summary else "rule"])
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 _WHY: dict[Lang, tuple[str, str, str]] = {
@@ -270,6 +288,8 @@ class Answerer:
     cues_for: Callable[[Hit], Sequence[Cue]] = lambda _hit: ()
     term_coverage: Callable[[str, Sequence[str]], float] | None = None
     """The index's idf-weighted term coverage (``Retriever.term_coverage``), a gate signal."""
+    lecture_windows: Callable[[str], Sequence[Hit]] = lambda _lecture: ()
+    """Every window of a lecture, in time order (``Retriever.lecture_windows``): a summary's."""
     rare_word: Callable[[str], bool] | None = None
     """Whether the index's lectures say a word seldom (``Retriever.said_in_few_lectures``):
     such a frequent word still counts in ``term_cov``."""
@@ -305,6 +325,7 @@ class Answerer:
             llm=llm, embed=embed, cues_for=cues_for, strategy=settings.answer_strategy,
             term_coverage=getattr(retriever, "term_coverage", None),
             rare_word=getattr(retriever, "said_in_few_lectures", None),
+            lecture_windows=getattr(retriever, "lecture_windows", lambda _lecture: ()),
             gate=Gate.load(settings.gate_file), candidates=settings.gate_candidates,
             focus_windows=settings.focus_windows,
             passage_chars=settings.passage_chars, max_passages=settings.answer_passages,
@@ -417,6 +438,9 @@ class Answerer:
                         reason="no segments", timings=timings)
             return
         where = asks_where(question)
+        summary = not where and asks_summary(question)
+        if summary:  # "resume o vídeo sobre bitcoin" is read as its subject (/ask searched it)
+            query = summary_topic(query)
         if self.course is not None and self.embed is not None:
             t0 = time.perf_counter()
             # "em qual aula ele explica X?" is read as "X?": "aula" is a course word too
@@ -450,10 +474,22 @@ class Answerer:
         timings["check"] = time.perf_counter() - t0
         feats = self.features(about, passages, probs, hits)
         decision = self.gate.decide(probs, [h.score for h in hits], self.max_passages, feats)
+        windows: list[Hit] = []
+        if summary:
+            lecture = summary_lecture([h.lecture_id for h in hits])
+            windows = list(self.lecture_windows(lecture)) or sorted(
+                (h for h in hits if h.lecture_id == lecture), key=lambda h: h.start)
+            decision = summary_decision(decision, about, lecture, [w.text for w in windows],
+                                        windows[0].title if windows else "")
         known = [-1.0 if p is None else p for p in probs]
         rest = [i for i in sorted(range(len(passages)), key=lambda i: -known[i])
                 if i not in decision.order]
         moments = [_moment(passages[i], probs[i]) for i in [*decision.order, *rest]]
+        chosen = [passages[i] for i in decision.order]
+        if summary and decision.covered:  # the lecture's own windows, over its length
+            chosen = focus(about, spread(windows, SUMMARY_PASSAGES), self.cues_for, self.embed,
+                           chars=self.passage_chars)
+            moments = [_moment(p, None) for p in chosen]
         yield Moments(moments, decision.covered, decision.reason)
         if not decision.covered:
             sure = decision.p_covered if decision.p_covered is not None else decision.best_p
@@ -461,17 +497,16 @@ class Answerer:
             yield Reply(question, lang, "gated", moments, self._declined(lang), False,
                         confidence=conf, reason=decision.reason, timings=timings)
             return
-        chosen = [passages[i] for i in decision.order]
         if where:
             yield from self._where(question, lang, chosen, moments, decision, timings)
             return
-        messages = gated_messages(question, chosen, lang)
+        messages = gated_messages(question, chosen, lang, summary=summary)
         t0 = time.perf_counter()
         first: float | None = None
         parts: list[str] = []
         try:
             for delta in self.llm.stream(messages, temperature=0.0,
-                                         max_tokens=self.gated_max_tokens):
+                                         max_tokens=self.gated_max_tokens * (2 if summary else 1)):
                 if first is None:
                     first = time.perf_counter() - t0
                 parts.append(delta)

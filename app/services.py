@@ -96,14 +96,18 @@ class Services:
 
     def search_query(self, question: str) -> str:
         """What to search for ``question``: without its chat framing ("oi gente,",
-        "obrigado!!"; ``corpus.query.strip_framing``) when the query rewriter is on, then
+        "obrigado!!"; ``corpus.query.strip_framing``) and a summary request's asking ("resume
+        o vídeo sobre", ``app.summary.summary_topic``) when the query rewriter is on, then
         translated when it is in another language than the lectures' and a translator is
         configured. The evidence gate and the passage focus read this too."""
+        from app.summary import asks_summary, summary_topic
         from app.translate import needs_translation
         from corpus.query import strip_framing
 
         if self.settings.query_rewrite:
             question = strip_framing(question)
+            if asks_summary(question):  # "resume o vídeo sobre bitcoin": search the subject
+                question = summary_topic(question)
         if self.translator is None:
             return question
         lectures = self.retriever.language
@@ -113,6 +117,10 @@ class Services:
     def cues_for(self, hit: Any) -> Any:
         """The cues of ``hit``'s window in the index being served (the answerer's focus)."""
         return self._retriever.cues_for(hit)
+
+    def lecture_windows(self, lecture_id: str) -> Any:
+        """Every window of ``lecture_id`` in the index being served (a summary's)."""
+        return self._retriever.lecture_windows(lecture_id)
 
     def term_coverage(self, question: str, texts: Any) -> float:
         """The evidence gate's ``idf_cov`` over the index being served."""

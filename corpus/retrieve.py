@@ -179,6 +179,12 @@ class Retriever:
         hi = int(np.searchsorted(starts, hit.end - 1e-6))
         return cues[lo:hi]
 
+    def lecture_windows(self, lecture_id: str) -> list[Hit]:
+        """Every window of ``lecture_id``, in time order (score 0): what a summary reads."""
+        rows = np.flatnonzero(self._lecture == lecture_id)
+        rows = rows[np.argsort(self._start[rows], kind="stable")]
+        return [self._hit(int(self._ids[r]), int(r), 0.0) for r in rows]
+
     def span_text(self, lecture_id: str, start: float, end: float) -> str | None:
         """What the lecture says between ``start`` and ``end`` (its cues), None when the index
         has no cues for it."""

@@ -51,6 +51,10 @@ def responder(messages: list[dict]) -> str:
                  if re.match(r"\[\d+\] Aula:", b) and "máximo entre zero" not in b]
         said = "o máximo entre zero" if "número errado" in user else "o maior valor entre zero"
         return f"A ReLU devolve {said} e a entrada [{wrong[0]}]."
+    if "Resuma a aula" in user:  # a summary: one sentence a passage, in the lecture's order
+        n = len(re.findall(r"^\[\d+\] Aula:", user, flags=re.M))
+        return " ".join(f"A aula fala de neurônios e pesos na parte {i} [{i}]."
+                        for i in range(1, n + 1))
     if "tão usada" in user:  # the small model's habit: the question handed back, cited
         return "A ReLU é tão usada hoje [1]."
     if "sem colchetes" in user.lower():  # its one marker stands before a copied heading
@@ -468,3 +472,33 @@ def test_the_strict_gate_is_a_setting_and_a_missing_gate_file_is_named(tmp_path:
     missing = tmp_path / "gate_typo.json"
     with pytest.raises(ValueError, match="gate_typo.json"):
         Gate.load(missing)
+
+
+def test_a_summary_request_reads_the_lecture_over_its_length(service: str,
+                                                            fake_llm: FakeLLMServer) -> None:
+    # as a question, "resume ..." reached the gate as a bare topic and was declined; the
+    # moments were the windows nearest the topic, not the lecture from start to end
+    fake_llm.requests.clear()
+    body = ask(service, "me faz um resumo da aula de redes neurais pfv").json()
+    assert body["search_query"] == "redes neurais"
+    assert body["covered"] is True, body["reason"]
+    moments = body["moments"]
+    assert {m["lecture_id"] for m in moments} == {"redes-neurais"}
+    starts = [m["start"] for m in moments]
+    assert starts == sorted(starts) and len(starts) >= 3
+    assert starts[0] < 60 and moments[-1]["end"] > 300  # from its opening to its close
+    generated = [r for r in fake_llm.chat_requests if r.get("stream")]
+    assert len(generated) == 1
+    system, user = (m["content"] for m in generated[0]["messages"])
+    assert "resuma a aula" in system.lower() and "Resuma a aula" in user
+    cited = {c["start"] for c in body["citations"]}
+    assert len(cited) >= 3 and {c["lecture_id"] for c in body["citations"]} == {"redes-neurais"}
+
+
+def test_a_summary_of_a_subject_no_lecture_teaches_is_declined(service: str,
+                                                               fake_llm: FakeLLMServer) -> None:
+    fake_llm.requests.clear()
+    body = ask(service, "resume a aula de química orgânica").json()
+    assert body["covered"] is False
+    assert "química" in body["reason"] or "quimic" in body["reason"]
+    assert [r for r in fake_llm.chat_requests if r.get("stream")] == []
