@@ -178,7 +178,10 @@ def undangle(sentence: str) -> str:
 _CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?"
 _HEADER_RE = re.compile(
     rf"(?:\[\d+\]\s*)?\b(?:Aula|Lecture):\s[^\n]{{1,160}}?\s\({_CLOCK}\s*[–-]\s*{_CLOCK}\)"
-    rf"\s*(?:{MARKER_RE.pattern})?\s*")
+    rf"\s*(?:{MARKER_RE.pattern})?\s*"
+    # or a line of its own without the span: "Aula: Autovetores e autovalores | Capítulo 14 [4]"
+    rf"|^[ \t]*(?:\[\d+\]\s*)?(?:Aula|Lecture):[ \t][^\n.!?]{{1,160}}?"
+    rf"(?:[ \t]*{MARKER_RE.pattern})?[ \t]*(?:\n+|$)", re.M)
 
 
 def unheader(text: str) -> str:

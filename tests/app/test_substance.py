@@ -170,6 +170,13 @@ def test_a_passage_heading_copied_from_the_prompt_goes() -> None:
               "As duas esferas tocam o plano inclinado nos focos da elipse [1].")
     assert with_substance(titled, "pq cortar um cone da elipse", passages, "pt").text == (
         "As duas esferas tocam o plano inclinado nos focos da elipse [1].")
+    # copied on a line of its own without the span (a summary's first line)
+    listed = ("Aula: Autovetores e autovalores | Capítulo 14, Essência da álgebra linear [2]\n\n"
+              "Cada autovalor diz quanto a transformação estica ou comprime o seu autovetor, "
+              "que continua na mesma reta [2].")
+    assert with_substance(listed, "resumo de autovetores", passages, "pt").text == (
+        "Cada autovalor diz quanto a transformação estica ou comprime o seu autovetor, que "
+        "continua na mesma reta [2].")
     # a sentence that names a lecture in its own words stays
     kept = "Na aula sobre determinantes (a segunda), ele mostra a área mudando de sinal [1]."
     assert with_substance(kept, "determinante negativo?", passages, "pt").text == kept
