@@ -552,6 +552,8 @@ class Answerer:
         readable = [c.p for c in checks if c.p is not None]
         conf = (decision.p_covered if decision.p_covered is not None
                 else decision.best_p) or 0.0
+        if summary:  # covered by the lecture's own words: the gate's P on a bare topic says
+            conf = 1.0  # little ("fourier", 0.26), the post-check what the summary says
         if readable:
             conf *= statistics.fmean(readable)
         yield Reply(question, lang, "gated", moments, answer, True, confidence=round(conf, 4),

@@ -491,6 +491,9 @@ def test_a_summary_request_reads_the_lecture_over_its_length(service: str,
     assert len(generated) == 1
     system, user = (m["content"] for m in generated[0]["messages"])
     assert "resuma a aula" in system.lower() and "Resuma a aula" in user
+    # the instructor's confidence is the post-check's (0.95 a sentence here), not the gate's
+    # on a bare topic
+    assert body["confidence"] == pytest.approx(0.95, abs=0.01)
     cited = {c["start"] for c in body["citations"]}
     assert len(cited) >= 3 and {c["lecture_id"] for c in body["citations"]} == {"redes-neurais"}
 
