@@ -11,7 +11,7 @@ ALL = [
     "ingest_query", "ingest_scale", "retrieval_quality", "cross_language", "vector_stores",
     "faiss_scale", "gpu_embed",
     "ask_latency", "focus_cache", "search_load", "load_run",
-    "judge_throughput", "eval_scale", "judge_agreement", "annotate",
+    "judge_throughput", "eval_scale", "judge_agreement", "annotate", "summary_requests",
 ]
 
 
