@@ -476,7 +476,8 @@ class Answerer:
         decision = self.gate.decide(probs, [h.score for h in hits], self.max_passages, feats)
         windows: list[Hit] = []
         if summary:
-            lecture = summary_lecture([h.lecture_id for h in hits])
+            lecture = summary_lecture([h.lecture_id for h in hits], [h.title for h in hits],
+                                      about)
             windows = list(self.lecture_windows(lecture)) or sorted(
                 (h for h in hits if h.lecture_id == lecture), key=lambda h: h.start)
             decision = summary_decision(decision, about, lecture, [w.text for w in windows],

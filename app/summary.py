@@ -142,9 +142,17 @@ def summary_decision(decision: Decision, topic: str, lecture: str, texts: Sequen
                    reason=f"summary of {lecture}: {why} ({decision.reason})")
 
 
-def summary_lecture(lectures: Sequence[str]) -> str:
-    """The lecture to sum up: the one holding most of the first three hits (``lectures``: their
-    lecture ids in rank order), the first hit's on a tie."""
+def summary_lecture(lectures: Sequence[str], titles: Sequence[str] = (), topic: str = "") -> str:
+    """The lecture to sum up: the first of the hits (``lectures``: their lecture ids in rank
+    order; ``titles``: their lectures' titles) whose title has each word of ``topic`` ("Mas o
+    que é uma convolução?" for "convolução", second behind a lecture that uses convolutions),
+    else the one holding most of the first three hits, the first hit's on a tie."""
+    words = _topic_words(topic) if topic else []
+    if words:
+        for lecture, title in zip(lectures, titles, strict=False):
+            stems = set(tokenize(title))
+            if all(alts & stems for alts in words):
+                return lecture
     top = lectures[:3]
     return max(top, key=lambda lecture: (top.count(lecture), -top.index(lecture)))
 

@@ -57,7 +57,8 @@ def main() -> None:
             hits = services.retriever.search(query, 10)
             _, probs, feats = answerer.gate_signals(query, hits)
             gate = answerer.gate.decide(probs, [h.score for h in hits], 2, feats)
-            lecture = summary_lecture([h.lecture_id for h in hits])
+            lecture = summary_lecture([h.lecture_id for h in hits], [h.title for h in hits],
+                                      query)
             windows = services.retriever.lecture_windows(lecture)
             summary = summary_decision(gate, query, lecture, [w.text for w in windows],
                                        windows[0].title if windows else "")

@@ -72,6 +72,15 @@ def test_the_lecture_summed_up_is_the_one_most_first_hits_are_from() -> None:
     assert summary_lecture(["a", "b", "c"]) == "a"  # a tie: the first hit's
 
 
+def test_a_lecture_titled_by_the_subject_is_the_one_summed_up() -> None:
+    # "convolução": a lecture that uses convolutions held two of the first three hits
+    lectures = ["2022/borwein", "2022/convolutions", "2022/borwein"]
+    titles = ["Integrais de Borwein", "Mas o que é uma convolução?", "Integrais de Borwein"]
+    assert summary_lecture(lectures, titles, "convolução") == "2022/convolutions"
+    assert summary_lecture(lectures, titles, "integrais") == "2022/borwein"
+    assert summary_lecture(lectures, titles, "transformada de fourier") == "2022/borwein"
+
+
 def test_spread_takes_the_lecture_from_its_opening_to_its_close() -> None:
     assert spread(list(range(11)), 5) == [0, 2, 5, 8, 10]
     assert spread([1, 2, 3], 5) == [1, 2, 3]
