@@ -99,11 +99,13 @@ one of its words)."""
 
 def _topic_words(topic: str) -> list[set[str]]:
     """Each content word of ``topic`` as the stems a lecture may say it with: its own
-    (``corpus.bm25.tokenize``: accents folded, Portuguese Snowball) and, for an English name
-    a Portuguese lecture translates ("transformers"), its glossary words' (``app.glossary``)."""
+    (``corpus.bm25.tokenize``, Portuguese Snowball) and, for an English name a Portuguese
+    lecture translates ("backpropagation"), its glossary words' (``app.glossary``). Words are
+    stemmed with their accents folded first, on both sides, as the glossary writes them:
+    "retropropagacao" and "retropropagação" stem apart otherwise."""
     words = []
     for word in re.findall(r"\w+", topic.lower()):
-        own = [w for w in tokenize(word) if len(w) >= 3]
+        own = [w for w in tokenize(_fold(word)) if len(w) >= 3]
         if own:
             glossary = portuguese_words(_fold(word))
             words.append({*own, *(w for pw in glossary for w in tokenize(pw))})
@@ -118,8 +120,8 @@ def lecture_covers(topic: str, texts: Sequence[str], title: str = "") -> tuple[b
     if not words or not texts:
         return False, "nothing to look for" if not words else "no windows"
     need = min(MIN_WINDOWS, len(texts))
-    said = [set(tokenize(t)) for t in texts]
-    titled = set(tokenize(title))
+    said = [set(tokenize(_fold(t))) for t in texts]
+    titled = set(tokenize(_fold(title)))
     for alts in words:
         if alts & titled:
             continue
@@ -150,7 +152,7 @@ def summary_lecture(lectures: Sequence[str], titles: Sequence[str] = (), topic: 
     words = _topic_words(topic) if topic else []
     if words:
         for lecture, title in zip(lectures, titles, strict=False):
-            stems = set(tokenize(title))
+            stems = set(tokenize(_fold(title)))
             if all(alts & stems for alts in words):
                 return lecture
     top = lectures[:3]
