@@ -56,6 +56,12 @@ def test_a_lecture_is_about_a_topic_its_windows_keep_saying() -> None:
     # an English name the Portuguese lecture translates ("transformers": "transformador")
     attention = ["Um transformador lê os tokens e aplica a atenção."] * 3
     assert lecture_covers("transformers", attention)[0]
+    # ... also where the lecture writes it with accents the glossary leaves out
+    assert lecture_covers("backpropagation", ["Um trecho."] * 4,
+                          "O que a retropropagação está realmente fazendo?")[0]
+    assert summary_lecture(["2024/gpt", "2017/backpropagation"],
+                           ["Mas o que é um GPT?", "O que a retropropagação está fazendo?"],
+                           "backpropagation") == "2017/backpropagation"
 
 
 def test_the_decision_follows_the_lecture_not_the_gate() -> None:
