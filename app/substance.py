@@ -197,8 +197,10 @@ _LEADING_MARKERS_RE = re.compile(rf"^(?:\s*{MARKER_RE.pattern})+\s*")
 
 def _ends(sentence: str, n: int = LOOP_WORDS) -> list[tuple[str, ...]]:
     """The ``n`` words opening ``sentence`` and the ``n`` closing it, each tagged with its
-    end; none for a sentence shorter than ``n`` words."""
-    words = [_loop_word(w) for w in MARKER_RE.sub(" ", sentence).split()]
+    end; none for a sentence shorter than ``n`` words. The full stop a citation leaves alone
+    ("derivada [1]." -> "derivada .") is no word: it made a cited sentence's close differ from
+    the same close uncited, and a loop of three went whole."""
+    words = [w for w in (_loop_word(w) for w in MARKER_RE.sub(" ", sentence).split()) if w]
     return [("open", *words[:n]), ("close", *words[-n:])] if len(words) >= n else []
 
 

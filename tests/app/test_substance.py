@@ -212,3 +212,10 @@ def test_a_loop_across_sentences_stops_at_the_third_closing() -> None:
     assert made.dropped == 1
     assert made.text.count("a probabilidade de Steve ser bibliotecário é 1/2") == 2
     assert "alma mansa" not in made.text
+    # the generator cited only the first ("[1] A primeira ... [2] A segunda ... [3] ...", the
+    # markers written before their sentences, [3] out of range): its close still counts
+    newton = ("A primeira etapa do método de Newton é iterar x menos f de x sobre a derivada "
+              "[1, 2]. A segunda etapa é iterar x menos f de x sobre a derivada. A terceira "
+              "etapa é iterar x menos f de x sobre a derivada.")
+    made = with_substance(newton, "quais as 3 etapas do metodo de newton", BAYES, "pt")
+    assert made.dropped == 1 and "terceira" not in made.text and "segunda" in made.text
