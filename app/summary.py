@@ -11,8 +11,9 @@ answerer calls them):
   something else, "a fórmula resume o quê?", is not one);
 - ``summary_topic`` is the request without its asking and its naming of the lecture, what is
   searched and gated ("resume o vídeo sobre bitcoin" -> "bitcoin");
-- ``summary_lecture`` is the lecture most of the first hits are from, and ``summary_decision``
-  covers the request when that lecture says each word of the topic in several windows;
+- ``summary_lecture`` is the lecture whose title names the topic, else the one most of the
+  first hits are from, and ``summary_decision`` covers the request when that lecture says each
+  word of the topic in its title or in several windows;
 - ``spread``: the lecture's windows the summary reads, evenly over its length, in its order.
 """
 
@@ -68,7 +69,8 @@ def asks_summary(question: str) -> bool:
         return False
     rest = summary_topic(question)
     return len(re.findall(r"\w+", rest)) <= 8 and not re.search(
-        r"\b(?:por ?que|pq|porque|como|qual|quais|quanto|why|how|which)\b", _fold(rest))
+        r"\b(?:por ?que|pq|porque|como|qual|quais|quanto|o que|oq|why|how|which|what)\b",
+        _fold(rest))
 
 
 def summary_topic(question: str) -> str:
@@ -137,8 +139,8 @@ def summary_decision(decision: Decision, topic: str, lecture: str, texts: Sequen
     (``lecture_covers``), whatever the gate decided for the topic read as a question: a bare
     topic is far from any window in E5 ("bitcoin", 0.85, declined with the bitcoin lecture's
     windows first), and the gate, fitted on questions, let topics the course never teaches
-    through ("fotossíntese", "química orgânica"). The gate's P stays as the reply's
-    confidence."""
+    through ("fotossíntese", "química orgânica"). The gate's P stays in the decision: a
+    declined request's confidence."""
     covered, why = lecture_covers(topic, texts, title)
     return replace(decision, covered=covered, order=[0] if covered else [],
                    reason=f"summary of {lecture}: {why} ({decision.reason})")

@@ -34,6 +34,7 @@ def test_a_summary_request_is_read_as_its_subject(request_: str, topic: str) -> 
     "o que é um autovetor?",
     "resume como funciona o bitcoin",  # a question of its own: answered as one
     "pq a fórmula resume tudo em uma linha e o que ela diz sobre e^x?",
+    "a fórmula de euler resume o quê?",
 ])
 def test_a_question_is_not_a_summary_request(question: str) -> None:
     assert not asks_summary(question)
