@@ -143,11 +143,14 @@ class Retriever:
         return TermRarity(self.data.segments["text"].tolist())
 
     @functools.cached_property
-    def _lectures_saying(self) -> dict[str, int]:
+    def _lectures_saying(self) -> dict[str, int] | None:
         """How many lectures say each word, by its first five letters, accents folded (built
-        on first use, kept: about 1 s for 1,700 windows)."""
-        seen: dict[str, set[str]] = {}
+        on first use, kept: about 1 s for 1,700 windows); None for an index of fewer than
+        ``FEW_LECTURES_OF`` lectures."""
         segs = self.data.segments
+        if segs["lecture_id"].nunique() < FEW_LECTURES_OF:
+            return None
+        seen: dict[str, set[str]] = {}
         for lecture, text in zip(segs["lecture_id"], segs["text"], strict=True):
             for word in set(re.findall(r"[a-z0-9]+", fold(str(text)))):
                 seen.setdefault(word[:5], set()).add(lecture)
@@ -158,9 +161,7 @@ class Retriever:
         ``FEW_LECTURES`` of them say ``word`` (folded; by its first five letters): a subject of
         a few lectures, or of none, not a word every lecture says in passing."""
         counts = self._lectures_saying
-        if self.data.segments["lecture_id"].nunique() < FEW_LECTURES_OF:
-            return False
-        return counts.get(word[:5], 0) < FEW_LECTURES
+        return counts is not None and counts.get(word[:5], 0) < FEW_LECTURES
 
     def term_coverage(self, question: str, texts: Sequence[str]) -> float:
         """Share of the question's idf mass (as searched: rewritten) that the best of ``texts``
