@@ -476,12 +476,7 @@ class Answerer:
         decision = self.gate.decide(probs, [h.score for h in hits], self.max_passages, feats)
         windows: list[Hit] = []
         if summary:
-            lecture = summary_lecture([h.lecture_id for h in hits], [h.title for h in hits],
-                                      about)
-            windows = list(self.lecture_windows(lecture)) or sorted(
-                (h for h in hits if h.lecture_id == lecture), key=lambda h: h.start)
-            decision = summary_decision(decision, about, lecture, [w.text for w in windows],
-                                        windows[0].title if windows else "")
+            decision, windows = self.summary_decision(about, hits, decision)
         known = [-1.0 if p is None else p for p in probs]
         rest = [i for i in sorted(range(len(passages)), key=lambda i: -known[i])
                 if i not in decision.order]
@@ -560,6 +555,18 @@ class Answerer:
         yield Reply(question, lang, "gated", moments, answer, True, confidence=round(conf, 4),
                     sentences=checks, reason=decision.reason, timings=timings,
                     contexts=[p.text for p in chosen], quoted=quoted)
+
+    def summary_decision(self, topic: str, hits: Sequence[Hit], decision: Decision
+                         ) -> tuple[Decision, list[Hit]]:
+        """A summary request's decision (``app.summary.summary_decision``, in place of the
+        gate's ``decision``) and the windows of the lecture it sums up, in time order: what
+        ``_gated`` does with such a request before generating, and what
+        ``bench/summary_requests.py`` measures."""
+        lecture = summary_lecture([h.lecture_id for h in hits], [h.title for h in hits], topic)
+        windows = list(self.lecture_windows(lecture)) or sorted(
+            (h for h in hits if h.lecture_id == lecture), key=lambda h: h.start)
+        return summary_decision(decision, topic, lecture, [w.text for w in windows],
+                                windows[0].title if windows else ""), windows
 
     def _cited(self, text: str, hits: Sequence[Hit], *, attach: bool = True
                ) -> tuple[str, list[Any]]:

@@ -20,11 +20,11 @@ answerer calls them):
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
+from app.answer import _fold
 from app.evidence import Decision
 from app.glossary import portuguese_words
 from corpus.bm25 import tokenize
@@ -52,11 +52,6 @@ _REQUEST = re.compile(
     r"(?:summary|summari[sz]e|recap|tl ?;? ?dr)(?:\s+of)?\b"
     r"|\b(?:what are\s+)?(?:the\s+)?(?:main (?:points|ideas)|key points)(?:\s+of)?\b"
     r"|\b(?:pra|para) mim\b|\bpor favor\b|\bpf+v?\b|\bplease\b")
-
-
-def _fold(text: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFD", text.lower())
-                   if unicodedata.category(ch) != "Mn")
 
 
 def asks_summary(question: str) -> bool:

@@ -34,7 +34,7 @@ def main() -> None:
     from app.answerer import Answerer
     from app.config import Settings
     from app.services import build_services
-    from app.summary import asks_summary, summary_decision, summary_lecture
+    from app.summary import asks_summary
     from bench.answer_quality import _index
     from corpus.embed import load_embedder
 
@@ -57,11 +57,8 @@ def main() -> None:
             hits = services.retriever.search(query, 10)
             _, probs, feats = answerer.gate_signals(query, hits)
             gate = answerer.gate.decide(probs, [h.score for h in hits], 2, feats)
-            lecture = summary_lecture([h.lecture_id for h in hits], [h.title for h in hits],
-                                      query)
-            windows = services.retriever.lecture_windows(lecture)
-            summary = summary_decision(gate, query, lecture, [w.text for w in windows],
-                                       windows[0].title if windows else "")
+            summary, windows = answerer.summary_decision(query, hits, gate)
+            lecture = windows[0].lecture_id if windows else ""
             counts[f"gate_{kind}"] += gate.covered
             counts[f"summary_{kind}"] += summary.covered
             own = row["taught"] and lecture in row["lectures"]
