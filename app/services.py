@@ -14,7 +14,7 @@ from app.config import Settings
 from corpus.embed import EmbedCache, load_embedder
 from corpus.errors import InputError
 from corpus.index import IndexStore
-from corpus.retrieve import Retriever
+from corpus.retrieve import Retriever, SearchResult, SearchTimings
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +113,27 @@ class Services:
         lectures = self.retriever.language
         return self.translator(question, lectures) if needs_translation(
             question, lectures) else question
+
+    def search(self, query: str, k: int = 10, lectures: list[str] | None = None
+               ) -> SearchResult:
+        """The hits for ``query`` (``search_query``'s reading of a question). When the query
+        rewriter is on and the question compares two subjects ("diferença entre produto
+        escalar e produto vetorial", ``corpus.compare``), each subject is searched too, and
+        its best window comes up beside the whole question's first."""
+        from corpus.compare import compared_subjects, with_sides
+
+        retriever = self.retriever
+        res = retriever.search_timed(query, k, lectures=lectures)
+        sides = compared_subjects(query) if self.settings.query_rewrite else None
+        if sides is None or not res.hits:
+            return res
+        found = [retriever.search_timed(side, 1, lectures=lectures) for side in sides]
+        timings = SearchTimings(
+            embed_s=res.timings.embed_s + sum(f.timings.embed_s for f in found),
+            search_s=res.timings.search_s + sum(f.timings.search_s for f in found),
+            rerank_s=res.timings.rerank_s + sum(f.timings.rerank_s for f in found))
+        hits = with_sides(res.hits, [f.hits for f in found], lambda h: h.corpus_id, k)
+        return SearchResult(hits, timings, res.query)
 
     def cues_for(self, hit: Any) -> Any:
         """The cues of ``hit``'s window in the index being served (the answerer's focus)."""

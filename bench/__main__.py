@@ -12,6 +12,7 @@ ALL = [
     "faiss_scale", "gpu_embed",
     "ask_latency", "focus_cache", "search_load", "load_run",
     "judge_throughput", "eval_scale", "judge_agreement", "annotate", "summary_requests",
+    "comparisons",
 ]
 
 

@@ -90,7 +90,7 @@ def retrieve(services: Services, question: str, k: int, lectures: list[str] | No
     t0 = time.perf_counter()
     query = services.search_query(question)
     translate_s = time.perf_counter() - t0
-    res = services.retriever.search_timed(query, k, lectures=lectures)
+    res = services.search(query, k, lectures)
     timings = {"embedding": res.timings.embed_s, "search": res.timings.search_s}
     if query != question:
         timings["translate"] = translate_s

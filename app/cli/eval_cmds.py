@@ -150,7 +150,7 @@ def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
     return judge_pipeline(
         s, judge_client(s, services.llm), samples=o.samples,
         thresholds=_thresholds(o.thresholds, s), label_model=_label_model(o.thresholds, s),
-        search=lambda q, n: services.retriever.search(services.search_query(q), n),
+        search=lambda q, n: services.search(services.search_query(q), n).hits,
         span_text=services.retriever.span_text,
         answer=lambda q, hits: EvalAnswer(services.answerer.run(
             q, hits, query=services.search_query(q))),

@@ -505,3 +505,19 @@ def test_a_summary_of_a_subject_no_lecture_teaches_is_declined(service: str,
     assert body["covered"] is False
     assert "química" in body["reason"] or "quimic" in body["reason"]
     assert [r for r in fake_llm.chat_requests if r.get("stream")] == []
+
+
+def test_a_question_comparing_two_lectures_subjects_reads_a_window_of_each(service: str) -> None:
+    # searched whole, "a regra da potência e o gradiente descendente" put two windows of the
+    # neural-network lecture first; the answer reads two passages, so it never saw the rule
+    body = ask(service, "qual a diferença entre a regra da potência e o gradiente descendente?"
+               ).json()
+    first, second = body["segments"][:2]
+    assert {first["lecture_id"], second["lecture_id"]} == {"derivadas", "redes-neurais"}
+    assert "potência" in (first["text"] + second["text"])
+    assert "gradiente descendente" in (first["text"] + second["text"])
+    # a question that compares nothing is searched as before: its hits are the search's
+    plain = "o que é o gradiente descendente?"
+    searched = httpx.get(f"{service}/search", params={"q": plain, "k": 4}, timeout=30).json()
+    asked = ask(service, plain).json()["segments"]
+    assert [h["start"] for h in asked] == [h["start"] for h in searched["hits"]]
