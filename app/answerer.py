@@ -68,6 +68,7 @@ from app.summary import (
     summary_topic,
 )
 from corpus.bm25 import tokenize
+from corpus.compare import compared_subjects
 from corpus.context import (
     CONTEXT_CHARS,
     PASSAGE_CHARS,
@@ -132,6 +133,9 @@ _GATED_PROMPTS: dict[Lang, dict[str, str]] = {
         "question": "Pergunta do estudante: {question}",
         "reminder": "Responda à pergunta com base nos trechos acima, citando-os como [n].",
         "summary_reminder": "Resuma a aula com base nos trechos acima, citando-os como [n].",
+        "compare_reminder": ("A pergunta compara {a} e {b}: diga numa frase o que os trechos "
+                             "dizem de {a}, noutra o que dizem de {b}, e termine cada frase com "
+                             "o número do trecho de onde ela veio [n]."),
     },
     "en": {
         "system": (
@@ -151,6 +155,9 @@ _GATED_PROMPTS: dict[Lang, dict[str, str]] = {
         "question": "Student's question: {question}",
         "reminder": "Answer the question from the excerpts above, citing them as [n].",
         "summary_reminder": "Sum up the lecture from the excerpts above, citing them as [n].",
+        "compare_reminder": ("The question compares {a} and {b}: say in one sentence what the "
+                             "excerpts say of {a}, in another what they say of {b}, and end "
+                             "each sentence with the number of the excerpt it comes from [n]."),
     },
 }
 
@@ -245,17 +252,22 @@ def _hit_moment(hit: Hit) -> Moment:
 
 
 def gated_messages(question: str, passages: Sequence[Passage], lang: Lang, *,
-                   summary: bool = False) -> list[dict[str, str]]:
+                   summary: bool = False, compare: tuple[str, str] | None = None
+                   ) -> list[dict[str, str]]:
     """The generator's prompt: the passages that passed, numbered, and no escape sentence.
-    ``summary``: the passages are one lecture's, in its order, to be summed up."""
+    ``summary``: the passages are one lecture's, in its order, to be summed up. ``compare``:
+    the two subjects the question compares, each to be said from its passage."""
     p = _GATED_PROMPTS[lang]
     blocks = []
     for n, ps in enumerate(passages, start=1):
         span = f"{fmt_clock(ps.start)}–{fmt_clock(ps.end)}"
         head = p["segment"].format(n=n, title=ps.hit.title or ps.hit.lecture_id, span=span)
         blocks.append(f"{head}\n{ps.text}")
+    reminder = (p["summary_reminder"] if summary else
+                p["compare_reminder"].format(a=compare[0], b=compare[1]) if compare else
+                p["reminder"])
     user = "\n\n".join([p["segments"], *blocks, p["question"].format(question=question.strip()),
-                        p["summary_reminder" if summary else "reminder"]])
+                        reminder])
     system = p["system"].format(rule=p["summary_rule" if summary else "rule"])
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -473,7 +485,11 @@ class Answerer:
             return
         timings["check"] = time.perf_counter() - t0
         feats = self.features(about, passages, probs, hits)
-        decision = self.gate.decide(probs, [h.score for h in hits], self.max_passages, feats)
+        # a comparison reads one passage more: the first hit and each side's best
+        # (``Services.search``), when the first is neither side's own
+        sides = None if summary else (compared_subjects(question) or compared_subjects(about))
+        budget = self.max_passages + (sides is not None)
+        decision = self.gate.decide(probs, [h.score for h in hits], budget, feats)
         windows: list[Hit] = []
         if summary:
             decision, windows = self.summary_decision(about, hits, decision)
@@ -496,7 +512,8 @@ class Answerer:
         if where:
             yield from self._where(question, lang, chosen, moments, decision, timings)
             return
-        messages = gated_messages(question, chosen, lang, summary=summary)
+        messages = gated_messages(question, chosen, lang, summary=summary,
+                                  compare=sides if len(chosen) > 1 else None)
         t0 = time.perf_counter()
         first: float | None = None
         parts: list[str] = []

@@ -521,3 +521,22 @@ def test_a_question_comparing_two_lectures_subjects_reads_a_window_of_each(servi
     searched = httpx.get(f"{service}/search", params={"q": plain, "k": 4}, timeout=30).json()
     asked = ask(service, plain).json()["segments"]
     assert [h["start"] for h in asked] == [h["start"] for h in searched["hits"]]
+
+
+def test_a_comparison_is_answered_from_each_sides_passage_and_asked_of_both(
+        service: str, fake_llm: FakeLLMServer) -> None:
+    fake_llm.requests.clear()
+    body = ask(service, "qual a diferença entre a ReLU e a regra da potência?").json()
+    assert body["covered"] is True, body["reason"]
+    generated = [r for r in fake_llm.chat_requests if r.get("stream")]
+    user = generated[0]["messages"][-1]["content"]
+    read = re.findall(r"^\[\d+\] Aula: ([^(]+)", user, flags=re.M)
+    titles = {t.strip() for t in read}
+    assert len(read) == 3 and len(titles) == 2  # the first hit and each side's best
+    assert "A pergunta compara ReLU e regra da potência" in user
+    fake_llm.requests.clear()
+    ask(service, "qual a vantagem da ReLU sobre a sigmoid?")
+    plain = [r for r in fake_llm.chat_requests if r.get("stream")]
+    assert "compara" not in plain[0]["messages"][-1]["content"]
+    assert len(re.findall(r"^\[\d+\] Aula:", plain[0]["messages"][-1]["content"],
+                          flags=re.M)) <= 2
