@@ -457,7 +457,7 @@ class Answerer:
             t0 = time.perf_counter()
             # "em qual aula ele explica X?" is read as "X?": "aula" is a course word too
             topic = where_topic(query) if where else query
-            about_course, p = self.course.is_course(self.embed([topic], "query")[0])
+            about_course, p = self.course.is_course(self.embed([topic], "query")[0], topic)
             timings["course_check"] = time.perf_counter() - t0
             if about_course:
                 moments = [_hit_moment(h) for h in hits[: max(1, self.candidates)]]

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,6 +43,42 @@ COURSE = "course logistics"
 subject question (``neighbouring subject``, ``other subject``, ``subject``) are the others."""
 SUBJECT_KINDS = frozenset({"answerable", "neighbouring subject", "other subject", "subject"})
 MARGIN = 0.05
+
+# The words a question about the course's organisation uses (accents folded): exams, grades,
+# deadlines, materials, rooms, the course and its staff. Written at stop 46 from what such
+# questions ask; 99 of the benches' 101 course questions said one (the other two said
+# "trancamento" and "absences", added then).
+COURSE_WORDS = frozenset("""
+prova provas p1 p2 p3 exame exames avaliacao avaliacoes nota notas media conceito aprovado
+reprovado reprovar passar prazo prazos entrega entregar lista listas exercicio exercicios
+trabalho trabalhos tarefa tarefas projeto relatorio monitoria monitor monitores professor
+professora prof profe aula aulas slide slides material materiais apostila livro bibliografia
+ementa gravacao gravada gravacoes video videos horario horarios sala presenca falta faltas
+frequencia calendario semestre disciplina materia cai cair caiu recuperacao substitutiva sub rec
+quiz quizzes moodle drive email atendimento plantao reposicao feriado cronograma matricula
+trancamento trancar turma curso grupo dupla gabarito resolucao plataforma link
+homework exam exams midterm final finals grade grades grading deadline deadlines syllabus office
+hours lecture lectures class classes course courses ta tas assignment assignments due
+submission submit cheat sheet textbook recording recordings schedule attendance absence
+absences project projects extension late credit
+""".split())
+# "prova" in a proof's sense: "a prova de trabalho do bitcoin", "a prova por indução"
+_PROOF = re.compile(r"\bprovas? (?:de trabalho|por (?:inducao|contradicao|absurdo)|de que|"
+                    r"visua(?:l|is)|geometricas?|formal|formais|elegantes?|bonitas?)\b")
+
+
+def course_words(question: str) -> list[str]:
+    """The words of the course's organisation ``question`` says (``COURSE_WORDS``; "prova" in
+    a proof's sense is not one). A question with none is about the subject, whatever the
+    classifier makes of its vector: "como o gpt prevê a próxima palavra?" was flagged at P 0.77
+    and declined."""
+    text = _PROOF.sub(" ", _fold(question))
+    return [w for w in re.findall(r"\w+", text) if w in COURSE_WORDS]
+
+
+def _fold(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", text.lower())
+                   if unicodedata.category(c) != "Mn")
 
 
 @dataclass(frozen=True)
@@ -61,9 +99,12 @@ class CourseCheck:
         z = self.bias + sum(w * float(x) for w, x in zip(self.weights, vector, strict=True))
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
-    def is_course(self, vector: Sequence[float]) -> tuple[bool, float]:
+    def is_course(self, vector: Sequence[float], question: str | None = None
+                  ) -> tuple[bool, float]:
+        """Over the threshold, and, given the ``question``, saying a word of the course's
+        organisation (``course_words``)."""
         p = self.p(vector)
-        return p >= self.threshold, p
+        return p >= self.threshold and (question is None or bool(course_words(question))), p
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -58,7 +58,7 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
         """A question the default path declines first as one about the course itself."""
         check = answerer.course
         return check is not None and answerer.embed is not None and check.is_course(
-            answerer.embed([question], "query")[0])[0]
+            answerer.embed([question], "query")[0], question)[0]
 
     for how, text in (("as_typed", lambda r: r["question"]),
                       ("translated", lambda r: translated[r["id"]])):

@@ -81,7 +81,8 @@ def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: li
     covered = {name: gate.decide(probs, scores, 2, feats).covered for name, gate in gates.items()}
     if answerer.course is not None and "shipped" in covered:
         # the default path: questions about the course itself are declined before the gate
-        about_course = answerer.course.is_course(answerer.embed([query], "query")[0])[0]
+        about_course = answerer.course.is_course(answerer.embed([query], "query")[0],
+                                                 query)[0]
         covered["shipped_with_course_check"] = covered["shipped"] and not about_course
     return feats, covered
 
@@ -94,7 +95,8 @@ def _course_set(answerer: Any) -> dict[str, Any]:
     if answerer.course is None or not rows:
         return {}
     vectors = answerer.embed([r["question"] for r in rows], "query")
-    flagged = [answerer.course.is_course(v)[0] for v in vectors]
+    flagged = [answerer.course.is_course(v, r["question"])[0]
+               for v, r in zip(vectors, rows, strict=True)]
     out: dict[str, Any] = {"course_check.threshold": answerer.course.threshold}
     for kind, name in (("course logistics", "course"), ("subject", "subject")):
         marks = [f for r, f in zip(rows, flagged, strict=True) if r["kind"] == kind]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.course import CourseCheck, fit, labelled, read_labelled
+from app.course import CourseCheck, course_words, fit, labelled, read_labelled
 from corpus.errors import InputError
 
 
@@ -94,3 +94,22 @@ def test_fit_course_writes_a_check_the_service_loads(tmp_path: Path) -> None:
                             text=True, env=env, check=False)
     assert failed.returncode == 1 and "bad.jsonl: line 2: not JSON" in failed.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_question_saying_no_word_of_the_courses_organisation_is_not_about_the_course(
+        embedder) -> None:  # type: ignore[no-untyped-def]
+    check = CourseCheck.load(None)
+    assert check is not None
+    # the shipped classifier's P was over its threshold for these; the students asked about
+    # the subject ("prova de trabalho": proof of work)
+    for question in ("como o gpt prevê a próxima palavra?",
+                     "pq o bitcoin precisa de prova de trabalho?"):
+        v = embedder.embed([question], "query")[0]
+        assert check.p(v) >= check.threshold, question  # what the classifier alone says
+        assert check.is_course(v, question) == (False, check.p(v))
+    for question in ("quando é a prova de cálculo?", "as notas da p1 ja sairam no moodle?",
+                     "how many absences are allowed?"):
+        v = embedder.embed([question], "query")[0]
+        assert check.is_course(v, question)[0] is True, question
+    assert course_words("a prova por indução e a prova de que raiz de 2 é irracional") == []
+    assert course_words("Qual o PRAZO da lista?") == ["prazo", "lista"]

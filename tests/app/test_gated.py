@@ -364,6 +364,12 @@ def test_a_question_about_the_course_is_declined_before_the_evidence_check(
     # a question on the subject with the same words is not taken for one about the course
     subject = ask(service, "A ReLU tem alguma prova de que funciona melhor que a sigmoid?").json()
     assert subject["covered"] is True and "organização do curso" not in subject["answer"]
+    # nor one whose vector the classifier puts among them but that says no word of the
+    # course's organisation (P 0.77 alone): it goes on to the evidence check
+    fake_llm.requests.clear()
+    body = ask(service, "como o gpt prevê a próxima palavra?").json()
+    assert not body["reason"].startswith("course question")
+    assert fake_llm.chat_requests  # checked against the passages
 
 
 def test_llm_down_leaves_the_moments_and_a_clear_line(service: str, fake_llm: FakeLLMServer
