@@ -21,6 +21,7 @@ ENGLISH_TO_PORTUGUESE: dict[str, tuple[str, ...]] = {
     "tokens": ("token", "pedaco"), "context": ("contexto",), "mask": ("mascara",),
     "masking": ("mascara",), "temperature": ("temperatura",),
     "unembedding": ("desincorporacao",), "softmax": ("softmax", "normalizar"),
+    "llm": ("linguagem",), "llms": ("linguagem",),  # "grandes modelos de linguagem"
     # neural networks and training
     "neural": ("neural",), "network": ("rede",), "networks": ("rede",),
     "neuron": ("neuronio",), "neurons": ("neuronio",), "layer": ("camada",),
@@ -47,7 +48,7 @@ ENGLISH_TO_PORTUGUESE: dict[str, tuple[str, ...]] = {
     "sample": ("amostra",), "random": ("aleatorio",), "noise": ("ruido",),
     "winding": ("enrolamento", "volta"), "lock": ("bloqueio",),
 }
-"""80 English names of about 60 concepts, most of them from machine learning, where students
+"""82 English names of about 61 concepts, most of them from machine learning, where students
 keep the English word; each with the words 3b1b-pt's translation says for it ("consulta" 34
 times, "chave" 128, "incorporação" 80, "retropropagação" 9). The gate matches these words whole
 or by stem, not by their first five letters as it matches the question's own words: a

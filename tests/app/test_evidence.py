@@ -91,6 +91,9 @@ def test_an_english_term_in_a_portuguese_question_counts_when_the_lecture_says_i
     assert term_coverage("pra que serve o value?", ["o mercado valoriza a empresa"]) == 0.0
     # an English question is not read through the glossary
     assert term_coverage("what is the query vector?", texts) < 1.0
+    # the MLP lecture's translation says "grandes modelos de linguagem", never "LLM"
+    facts = ["Como os grandes modelos de linguagem podem armazenar fatos sobre o mundo?"]
+    assert term_coverage("como os LLMs armazenam fatos?", facts) == 1.0
 
 
 def test_how_a_student_points_or_asks_is_not_a_subject_the_lecture_must_say() -> None:
