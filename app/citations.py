@@ -35,6 +35,9 @@ _RUN_RE = re.compile(MARKER_RE.pattern + r"(?:[ \t]*,?[ \t]*" + MARKER_RE.patter
 # Unless a lower-case word follows: then the marker is the next sentence's subject ("fim. [2]
 # explica que ...").
 _AFTER_STOP_RE = re.compile(r"([.!?])[ \t]*(\[[\d ,]+\])(?=\s|$)(?![ \t]+[a-zà-öø-ÿ])")
+# A line holding only a marker, after a paragraph's full stop, cites the paragraph's last
+# sentence: "... fim [1].\n\n[1, 2]" (the small model's closing line) -> "... fim [1, 2]."
+_LONE_LINE_RE = re.compile(r"([.!?])[ \t]*\n\s*(\[[\d ,]+\])[ \t]*(?=\n|$)")
 _SENTENCE_RE = re.compile(r".+?(?:[.!?]+(?=\s|$)|\n|$)")
 _YOUTUBE_HOSTS = {"youtube.com", "www.youtube.com", "m.youtube.com", "music.youtube.com"}
 
@@ -114,7 +117,8 @@ def clean_markers(text: str, n_segments: int) -> str:
     """Drop the numbers that point to no segment; a marker left empty disappears.
 
     Valid numbers are kept, de-duplicated, in the ``[1, 2]`` form; adjacent markers merge, and
-    a marker written after a sentence's full stop moves before it.
+    a marker written after a sentence's full stop, or alone on a line after it, moves before
+    it.
     """
 
     def fix(m: re.Match[str]) -> str:
@@ -122,13 +126,15 @@ def clean_markers(text: str, n_segments: int) -> str:
         return m.group(1) + _format_marker(valid) if valid else ""
 
     text = _SPACED_MARKER_RE.sub(fix, text)
+    text = _LONE_LINE_RE.sub(r" \2\1", text)
     text = _RUN_RE.sub(_merge_run, text)
-    return _AFTER_STOP_RE.sub(r" \2\1", text).strip()
+    text = _AFTER_STOP_RE.sub(r" \2\1", text)
+    return _RUN_RE.sub(_merge_run, text).strip()
 
 
 def _merge_run(m: re.Match[str]) -> str:
-    """``[2] [3]`` -> ``[2, 3]``."""
-    return _format_marker(cited_numbers(m.group(0)))
+    """``[2] [3]`` -> ``[2, 3]``; ``[3] [2, 3]`` -> ``[2, 3]``."""
+    return _format_marker(sorted(cited_numbers(m.group(0))))
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

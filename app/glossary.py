@@ -22,6 +22,7 @@ ENGLISH_TO_PORTUGUESE: dict[str, tuple[str, ...]] = {
     "masking": ("mascara",), "temperature": ("temperatura",),
     "unembedding": ("desincorporacao",), "softmax": ("softmax", "normalizar"),
     "llm": ("linguagem",), "llms": ("linguagem",),  # "grandes modelos de linguagem"
+    "self": ("autoatencao",),  # "self-attention": "autoatenção" ("cross-": "atenção cruzada")
     # neural networks and training
     "neural": ("neural",), "network": ("rede",), "networks": ("rede",),
     "neuron": ("neuronio",), "neurons": ("neuronio",), "layer": ("camada",),
@@ -40,7 +41,7 @@ ENGLISH_TO_PORTUGUESE: dict[str, tuple[str, ...]] = {
     "eigenvalue": ("autovalor",), "eigenvalues": ("autovalor",),
     "determinant": ("determinante",), "rank": ("posto", "classificacao"),
     "span": ("extensao", "gerado"), "basis": ("base",), "kernel": ("nucleo", "nulo"),
-    "dot": ("escalar",), "cross": ("vetorial",), "linear": ("linear",),
+    "dot": ("escalar",), "cross": ("vetorial", "cruzada"), "linear": ("linear",),
     # calculus, probability and the rest
     "derivative": ("derivada",), "integral": ("integral",), "limit": ("limite",),
     "chain": ("cadeia",), "series": ("serie",), "convolution": ("convolucao",),
@@ -48,7 +49,7 @@ ENGLISH_TO_PORTUGUESE: dict[str, tuple[str, ...]] = {
     "sample": ("amostra",), "random": ("aleatorio",), "noise": ("ruido",),
     "winding": ("enrolamento", "volta"), "lock": ("bloqueio",),
 }
-"""82 English names of about 61 concepts, most of them from machine learning, where students
+"""83 English names of about 62 concepts, most of them from machine learning, where students
 keep the English word; each with the words 3b1b-pt's translation says for it ("consulta" 34
 times, "chave" 128, "incorporação" 80, "retropropagação" 9). The gate matches these words whole
 or by stem, not by their first five letters as it matches the question's own words: a

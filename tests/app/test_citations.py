@@ -153,6 +153,10 @@ def test_markers_are_tidied() -> None:
     # a marker the next sentence starts with, as its subject, stays there
     assert clean_markers("Veja os trechos. [2] explica que i^i é real.", 3) == \
         "Veja os trechos. [2] explica que i^i é real."
+    # the small model's closing line of markers alone cites the sentence before it
+    assert clean_markers("A autoatenção olha a própria frase [1].\n\n[1, 2]", 3) == \
+        "A autoatenção olha a própria frase [1, 2]."
+    assert clean_markers("Derivada [2].  Limite [3].  [2, 3]", 3) == "Derivada [2].  Limite [2, 3]."
 
 
 def test_a_sentence_can_cite_one_more_passage_in_its_own_marker() -> None:
