@@ -485,8 +485,8 @@ class Answerer:
             return
         timings["check"] = time.perf_counter() - t0
         feats = self.features(about, passages, probs, hits)
-        # a comparison reads one passage more: the first hit and each side's best
-        # (``Services.search``), when the first is neither side's own
+        # a comparison reads one passage more: besides the first hit, each side's best
+        # (``Services.search`` brings them up)
         sides = None if summary else (compared_subjects(question) or compared_subjects(about))
         budget = self.max_passages + (sides is not None)
         decision = self.gate.decide(probs, [h.score for h in hits], budget, feats)

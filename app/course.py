@@ -28,12 +28,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.answer import _fold
 from corpus.errors import InputError
 from corpus.jsonlines import read_objects
 
@@ -74,11 +74,6 @@ def course_words(question: str) -> list[str]:
     and declined."""
     text = _PROOF.sub(" ", _fold(question))
     return [w for w in re.findall(r"\w+", text) if w in COURSE_WORDS]
-
-
-def _fold(text: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFD", text.lower())
-                   if unicodedata.category(c) != "Mn")
 
 
 @dataclass(frozen=True)
