@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import replace
 from typing import Any
 
 from app.config import Settings
@@ -132,7 +133,11 @@ class Services:
             embed_s=res.timings.embed_s + sum(f.timings.embed_s for f in found),
             search_s=res.timings.search_s + sum(f.timings.search_s for f in found),
             rerank_s=res.timings.rerank_s + sum(f.timings.rerank_s for f in found))
-        hits = with_sides(res.hits, [f.hits for f in found], lambda h: h.corpus_id, k)
+        # a side's score is its own query's: held to the first hit's, so that what reads
+        # the hits' scores (the gate's top_score) reads the whole question's, as before
+        top = res.hits[0].score
+        sided = [[replace(h, score=min(h.score, top)) for h in f.hits] for f in found]
+        hits = with_sides(res.hits, sided, lambda h: h.corpus_id, k)
         return SearchResult(hits, timings, res.query)
 
     def cues_for(self, hit: Any) -> Any:
