@@ -11,6 +11,8 @@ question's own words match)."""
 
 from __future__ import annotations
 
+import re
+
 ENGLISH_TO_PORTUGUESE: dict[str, tuple[str, ...]] = {
     # transformers and attention
     "attention": ("atencao",), "query": ("consulta",), "queries": ("consulta",),
@@ -59,3 +61,43 @@ glossary's "sobreajuste" would have matched every "sobre"."""
 def portuguese_words(term: str) -> tuple[str, ...]:
     """The Portuguese words a lecture may say for the English ``term`` (folded), or none."""
     return ENGLISH_TO_PORTUGUESE.get(term, ())
+
+
+# English names of a concept, several words long, that the Portuguese lectures never say in
+# English, with the words their translation says (counted over 3b1b-pt: "regra da cadeia" 24
+# times, "produto escalar" 103, "função de custo" 43, "cabeça de atenção" 12, "chain rule",
+# "dot product" and "loss" never). Read by the search of a Portuguese question only
+# (``app.services.Services.search_query``), in place of the English name.
+ENGLISH_PHRASES: tuple[tuple[str, str], ...] = (
+    (r"central limit theorem", "teorema do limite central"),
+    (r"chain rule", "regra da cadeia"),
+    (r"product rule", "regra do produto"),
+    (r"dot products?", "produto escalar"),
+    (r"cross products?", "produto vetorial"),
+    (r"(?:loss|cost) functions?", "função de custo"),
+    (r"gradient descent", "descida do gradiente"),
+    (r"attention heads?", "cabeça de atenção"),
+    (r"self[- ]?attention", "autoatenção"),
+    (r"cross[- ]?attention", "atenção cruzada"),
+    (r"neural (?:networks?|nets?)", "rede neural"),
+    (r"fourier transforms?", "transformada de fourier"),
+    (r"fourier series", "série de fourier"),
+    (r"taylor series", "série de taylor"),
+    (r"linear transformations?", "transformação linear"),
+    (r"matrix multiplication", "multiplicação de matrizes"),
+    (r"change of basis", "mudança de base"),
+    (r"null ?space", "espaço nulo"),
+    (r"column space", "espaço de colunas"),
+    (r"normal distribution", "distribuição normal"),
+    (r"eigenvectors?", "autovetor"),
+    (r"eigenvalues?", "autovalor"),
+)
+_PHRASES = [(re.compile(rf"\b{pattern}\b", re.I), words) for pattern, words in ENGLISH_PHRASES]
+
+
+def in_lecture_words(question: str) -> str:
+    """``question`` with each English name of ``ENGLISH_PHRASES`` in the Portuguese words the
+    lectures say: "o que é a chain rule?" -> "o que é a regra da cadeia?"."""
+    for pattern, words in _PHRASES:
+        question = pattern.sub(words, question)
+    return question

@@ -101,17 +101,20 @@ class Services:
         o vídeo sobre", ``app.summary.summary_topic``) when the query rewriter is on, then
         translated when it is in another language than the lectures' and a translator is
         configured. The evidence gate and the passage focus read this too."""
+        from app.glossary import in_lecture_words
         from app.summary import asks_summary, summary_topic
         from app.translate import needs_translation
-        from corpus.query import strip_framing
+        from corpus.query import looks_english, strip_framing
 
+        lectures = self.retriever.language
         if self.settings.query_rewrite:
             question = strip_framing(question)
             if asks_summary(question):  # "resume o vídeo sobre bitcoin": search the subject
                 question = summary_topic(question)
+            if lectures == "pt" and not looks_english(question):  # "o que é a chain rule?"
+                question = in_lecture_words(question)
         if self.translator is None:
             return question
-        lectures = self.retriever.language
         return self.translator(question, lectures) if needs_translation(
             question, lectures) else question
 

@@ -189,3 +189,15 @@ def test_a_fitted_gate_reads_the_question_s_words_even_when_a_similarity_alone_s
                for a in (True, False) for i in range(8)]
     gate = fit(samples)
     assert "term_cov" in gate.weights
+
+
+def test_english_names_are_put_in_the_lectures_portuguese_words() -> None:
+    from app.glossary import in_lecture_words
+
+    assert in_lecture_words("pra que serve o Dot Product?") == "pra que serve o produto escalar?"
+    assert in_lecture_words("self-attention vs cross attention") == (
+        "autoatenção vs atenção cruzada")
+    assert in_lecture_words("o que é a loss function da rede?") == (
+        "o que é a função de custo da rede?")
+    # a word inside another is not a name: "dot products" whole, not "dot" in "dotted"
+    assert in_lecture_words("the dotted product rules") == "the dotted product rules"

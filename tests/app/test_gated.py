@@ -551,3 +551,13 @@ def test_a_comparison_is_answered_from_each_sides_passage_and_asked_of_both(
     assert "compara" not in plain[0]["messages"][-1]["content"]
     assert len(re.findall(r"^\[\d+\] Aula:", plain[0]["messages"][-1]["content"],
                           flags=re.M)) <= 2
+
+
+def test_an_english_name_in_a_portuguese_question_is_searched_in_the_lectures_words(
+        service: str) -> None:
+    # the lectures say "regra da cadeia", never "chain rule": E5 put a window of the other
+    # lecture first and the gate declined
+    body = ask(service, "o que é a chain rule?").json()
+    assert body["search_query"] == "o que é a regra da cadeia?"
+    said = [h["lecture_id"] for h in body["segments"][:2] if "regra da cadeia" in h["text"]]
+    assert sorted(said) == ["derivadas", "redes-neurais"]  # both windows that say it, first
