@@ -106,15 +106,16 @@ class Services:
         from app.translate import needs_translation
         from corpus.query import looks_english, strip_framing
 
-        lectures = self.retriever.language
         if self.settings.query_rewrite:
             question = strip_framing(question)
             if asks_summary(question):  # "resume o vídeo sobre bitcoin": search the subject
                 question = summary_topic(question)
-            if lectures == "pt" and not looks_english(question):  # "o que é a chain rule?"
+            # "o que é a chain rule?"
+            if not looks_english(question) and self.retriever.language == "pt":
                 question = in_lecture_words(question)
         if self.translator is None:
             return question
+        lectures = self.retriever.language
         return self.translator(question, lectures) if needs_translation(
             question, lectures) else question
 

@@ -44,9 +44,9 @@ def main() -> None:
     with services.stack, open(OUT / "comparisons_items.jsonl", "w") as log:
         for row in rows:
             query = services.search_query(row["question"])
-            read_as += compared_subjects(query) is not None
-            item: dict = {"id": row["id"], "searched": query,
-                          "sides": compared_subjects(query)}
+            sides = compared_subjects(query)
+            read_as += sides is not None
+            item: dict = {"id": row["id"], "searched": query, "sides": sides}
             firsts = {}
             for way in ("whole", "sides"):
                 t0 = time.perf_counter()
