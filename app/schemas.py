@@ -77,6 +77,8 @@ class HitOut(BaseModel):
     text: str
     answer_start: float | None = Field(
         None, description="seconds: where the window's best-matching passage starts")
+    unit_score: float | None = Field(
+        None, description="E5 cosine of the window's most similar 30 s passage to the question")
 
 
 class AskIn(BaseModel):

@@ -140,7 +140,12 @@ class Services:
         # a side's score is its own query's: held to the first hit's, so that what reads
         # the hits' scores (the gate's top_score) reads the whole question's, as before
         top = res.hits[0].score
-        sided = [[replace(h, score=min(h.score, top)) for h in f.hits] for f in found]
+        top_unit = max((h.unit_score for h in res.hits if h.unit_score is not None),
+                       default=None)
+        sided = [[replace(h, score=min(h.score, top),
+                          unit_score=(None if top_unit is None or h.unit_score is None
+                                      else min(h.unit_score, top_unit)))
+                  for h in f.hits] for f in found]
         hits = with_sides(res.hits, sided, lambda h: h.corpus_id, k)
         return SearchResult(hits, timings, res.query)
 

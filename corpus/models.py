@@ -74,6 +74,10 @@ class Hit:
     text: str
     answer_start: float | None = None
     """Where inside the window its best-matching unit starts (None: unknown, use ``start``)."""
+    unit_score: float | None = None
+    """The E5 cosine of the window's most similar unit (its 30 s passages) to the question
+    (None: an index without units, or a search that did not read them). A two-minute window's
+    own cosine is diluted by what else it says; the evidence gate reads this one."""
 
     @property
     def link_start(self) -> float:

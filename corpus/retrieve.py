@@ -277,7 +277,8 @@ class Retriever:
         hits = [self._hit(int(self._ids[row]), row,
                           float(self.data.vectors[row] @ qv) if qv is not None
                           else float(bm25_of.get(row, 0.0)),
-                          self._answer_start(row, unit_scores, fusion))
+                          self._answer_start(row, unit_scores, fusion),
+                          self._unit_score(row, unit_scores.get("dense_unit")))
                 for row, _ in fused[:keep]]
         timings.search_s = time.perf_counter() - t0
         if use_rerank and self.reranker is not None and hits:
@@ -381,6 +382,14 @@ class Retriever:
             total += weights[channel] / (fusion.k + ranks)
         return float(self._unit_start[inside[int(np.argmax(total))]])
 
+    def _unit_score(self, row: int, scores: np.ndarray | None) -> float | None:
+        """The dense cosine of the best unit inside the window at ``row`` (None without)."""
+        if scores is None:
+            return None
+        lo, hi = np.searchsorted(self._pair_w, row), np.searchsorted(self._pair_w, row, "right")
+        inside = scores[self._pair_u[lo:hi]]
+        return float(inside.max()) if len(inside) and np.isfinite(inside.max()) else None
+
     def _rows(self, ranked: Ranked) -> Ranking:
         """A store's corpus ids as rows of this catalogue version; ids it does not know (a
         shared store already holding a newer or older version's windows) are left out."""
@@ -389,7 +398,8 @@ class Retriever:
         keep = np.array([r >= 0 for r in rows], bool)
         return np.array(rows, np.int64)[keep], np.asarray(scores, np.float64)[keep]
 
-    def _hit(self, cid: int, row: int, score: float, answer_start: float | None = None) -> Hit:
+    def _hit(self, cid: int, row: int, score: float, answer_start: float | None = None,
+             unit_score: float | None = None) -> Hit:
         seg = self.data.segments.iloc[row]
         meta = self._meta.get(str(seg["lecture_id"]), {})
         return Hit(
@@ -402,6 +412,7 @@ class Retriever:
             end=float(seg["end"]),
             text=str(seg["text"]),
             answer_start=answer_start,
+            unit_score=unit_score,
         )
 
     def segment(self, corpus_id: int) -> Hit | None:

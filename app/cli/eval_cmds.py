@@ -438,6 +438,15 @@ def fit_gate(
         ..., help="JSON Lines question sets with `answerable` (and `gold_lecture` for the "
         "answerable ones): bench/data/answers_3b1b.jsonl, bench/data/gate_3b1b.jsonl."),
     split: str = typer.Option("fit", "--split", help="Fit on the questions of this split."),
+    without_kind: list[str] = typer.Option(
+        [], "--without-kind", help="Leave out the questions of this `kind` (repeatable): "
+        "\"course logistics\", which the course check declines before the gate."),
+    llm_check: bool = typer.Option(
+        True, "--llm-check/--no-llm-check", help="Measure the LLM's evidence check (best_p) "
+        "too; without it the gate can only weigh signals known without the LLM."),
+    features: str | None = typer.Option(
+        None, "--features", help="Comma-separated signals the gate may weigh (default: the "
+        "subset that leave-one-out chooses among all of them), e.g. top_unit,term_cov."),
     out: Path = typer.Option(Path("gate.json"), "--out", help="Where to write the thresholds."),
     k: int = typer.Option(10, "-k", help="Segments retrieved per question."),
     samples_file: Path | None = typer.Option(
@@ -448,17 +457,18 @@ def fit_gate(
 ) -> None:
     """Fit the evidence gate (answer or say "not covered") on a labelled question set and
     store it; point AULA_GATE_FILE at the file to use it (app/gate.json ships the default)."""
-    from dataclasses import asdict
+    from dataclasses import asdict, replace
 
     from tqdm import tqdm
 
     from app.api.ask import retrieve
-    from app.evidence import fit, read_questions, read_samples, sample_for
+    from app.evidence import FEATURES, fit, read_questions, read_samples, sample_for
     from app.services import build_services
 
     s = settings_for(index)
     with one_line_errors():
-        qs = [q for path in questions for q in read_questions(path, split)]
+        qs = [q for path in questions for q in read_questions(path, split)
+              if q.kind not in without_kind]
         if not qs:
             raise InputError(f"{', '.join(map(str, questions))}: no question in split {split!r}")
         if samples_file is not None and samples_file.exists():
@@ -471,15 +481,28 @@ def fit_gate(
                 for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
                     hits, _, query = retrieve(services, q.question, k, None)  # as /ask
                     passages, probs, feats = answerer.gate_signals(
-                        query, hits, services.llm.first_token, every_signal=True)
+                        query, hits, services.llm.first_token if llm_check else None,
+                        every_signal=True)
                     samples.append(sample_for(q, passages, probs, hits, feats))
                 model = str(services.llm.model_id)
             if samples_file is not None:
                 samples_file.write_text("".join(
                     json.dumps({**asdict(x), "model": model}) + "\n" for x in samples))
+        if features:
+            wanted = [f.strip() for f in features.split(",") if f.strip()]
+            unknown = [f for f in wanted if f not in FEATURES]
+            if unknown:
+                raise InputError(f"--features: unknown signal {unknown[0]!r} "
+                                 f"(known: {', '.join(FEATURES)})")
+            missing = [f for f in wanted if not all(f in x.feats for x in samples)]
+            if missing:
+                raise InputError(f"--features: {missing[0]!r} was not measured in every sample")
+            samples = [replace(x, feats={f: x.feats[f] for f in wanted}) for x in samples]
         gate = fit(samples, model=model)
-        gate.fitted.update({"questions_file": ", ".join(p.name for p in questions),
-                            "split": split,
+        gate.fitted.update({"features_allowed": features or "all",
+                            "questions_file": ", ".join(p.name for p in questions),
+                            "split": split, "without_kind": without_kind,
+                            "llm_check": any(p is not None for x in samples for p in x.probs),
                             "candidates": s.gate_candidates, "passage_chars": s.passage_chars})
         tmp = out.with_name(out.name + ".tmp")
         tmp.write_text(gate.to_json(), encoding="utf-8")

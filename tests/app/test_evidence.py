@@ -180,6 +180,46 @@ def test_fit_gate_reads_several_question_files_and_refits_from_stored_signals(
     assert json.loads(done.stdout)["fitted"]["questions"] == 12
 
 
+def test_fit_gate_weighs_only_the_signals_named_and_names_an_unknown_one(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+    from dataclasses import asdict
+
+    from tests.conftest import ROOT
+
+    questions = tmp_path / "retrieval.jsonl"  # a retrieval bench's rows: no `answerable`
+    questions.write_text('{"id": "d1", "question": "o que é a ReLU?", '
+                         '"gold_lecture": "redes-neurais", "gold_start": 0, "gold_end": 60}\n')
+    assert read_questions(questions)[0].answerable
+    stored = [GateSample(a, [None], [0.9], None,
+                         {"best_p": 0.0, "top_score": 0.88 + i / 500, "best_sim": 0.9,
+                          "top_unit": (0.90 if a else 0.87) + i / 1000,
+                          "term_cov": 1.0 if a != (i == 0) else 0.5})
+              for a in (True, False) for i in range(8)]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({**asdict(s), "model": "m"}) + "\n" for s in stored))
+
+    def fit_gate(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "app.cli", "fit-gate", str(questions), "--samples",
+             str(samples), "--out", str(tmp_path / "gate.json"), *extra], cwd=ROOT,
+            capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            check=False)
+
+    done = fit_gate("--features", "top_unit,term_cov")
+    assert done.returncode == 0, done.stderr
+    gate = Gate.load(tmp_path / "gate.json")
+    assert set(gate.weights) <= {"top_unit", "term_cov"} and "top_unit" in gate.weights
+    # best_p never varies (measured without the LLM check): never a signal of the fit
+    done = fit_gate()
+    assert done.returncode == 0 and "best_p" not in Gate.load(tmp_path / "gate.json").weights
+    done = fit_gate("--features", "top_unit,unit_cov")
+    assert done.returncode != 0 and "unit_cov" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_a_fitted_gate_reads_the_question_s_words_even_when_a_similarity_alone_separates() -> None:
     # best_sim separates the fitting samples perfectly; term coverage only mostly. A threshold
     # on a cosine alone does not carry to another corpus, so the fit keeps a lexical signal.

@@ -121,6 +121,17 @@ def test_hits_say_where_in_the_window_the_answer_starts(lab_retriever) -> None: 
     assert top.link_start == top.answer_start
 
 
+def test_a_hit_carries_its_best_passage_s_similarity(lab_retriever) -> None:  # type: ignore[no-untyped-def]
+    # a short question answered by one 30 s passage: the two-minute window's cosine is
+    # diluted by the rest of it, the passage's is not (what the evidence gate reads)
+    from app.evidence import top_unit
+
+    hits = lab_retriever.search("o que é sobreajuste?", 5)
+    assert all(h.unit_score is not None for h in hits)
+    assert hits[0].unit_score > hits[0].score
+    assert top_unit(hits) == max(h.unit_score for h in hits)
+
+
 def test_an_index_without_units_still_searches(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
     store = IndexStore(tmp_path / "idx")
     ingest([SAMPLES], store, embedder, params=SegmentParams(unit_seconds=0))
@@ -129,6 +140,9 @@ def test_an_index_without_units_still_searches(tmp_path: Path, embedder) -> None
     hits = Retriever(data, embedder).search("o que é a ReLU?", 3)
     assert hits[0].lecture_id == "redes-neurais" and hits[0].answer_start is None
     assert hits[0].link_start == hits[0].start
+    from app.evidence import top_unit  # the gate reads the windows' own cosine then
+
+    assert hits[0].unit_score is None and top_unit(hits) == max(h.score for h in hits)
 
 
 def test_units_are_kept_reused_and_removed_with_their_lecture(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
