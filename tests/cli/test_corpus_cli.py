@@ -40,9 +40,10 @@ def test_search_json_has_the_documented_keys(cli_index: Path) -> None:
     assert len(hits) == 3
     assert set(hits[0]) == {
         "corpus_id", "score", "lecture_id", "title", "url", "start", "end", "text",
-        "answer_start",
+        "answer_start", "unit_score",
     }
     assert hits[0]["start"] <= hits[0]["answer_start"] < hits[0]["end"]
+    assert 0 < hits[0]["unit_score"] <= 1  # the best 30 s passage's cosine
     assert hits[0]["lecture_id"] == "derivadas"
     assert "cosseno" in hits[0]["text"]
 
