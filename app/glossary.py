@@ -91,6 +91,13 @@ ENGLISH_PHRASES: tuple[tuple[str, str], ...] = (
     (r"normal distribution", "distribuição normal"),
     (r"eigenvectors?", "autovetor"),
     (r"eigenvalues?", "autovalor"),
+    (r"span", "extensão"),  # "span" 0 times in 3b1b-pt's text, "extensão" 12 in the span lecture
+    (r"rank", "classificação"),  # 0 times; "classificação" 11 in the inverse-matrices lecture
+    # not English, but the same fault: a matrix's "posto" is "classificação" in the lectures'
+    # translation of "rank" (the issue's own example); "posto" alone stays (a health post)
+    (r"posto(?=\s+(?:\([^)]*\)\s+)?(?:de\s+uma\s+matriz|da\s+matriz|de\s+matriz))",
+     "classificação"),
+    (r"(?<=matriz de )posto", "classificação"),
 )
 _PHRASES = [(re.compile(rf"\b{pattern}\b", re.I), words) for pattern, words in ENGLISH_PHRASES]
 

@@ -241,3 +241,11 @@ def test_english_names_are_put_in_the_lectures_portuguese_words() -> None:
         "o que é a função de custo da rede?")
     # a word inside another is not a name: "dot products" whole, not "dot" in "dotted"
     assert in_lecture_words("the dotted product rules") == "the dotted product rules"
+    # the lectures translate "span" and "rank" as "extensão" and "classificação", and a
+    # matrix's "posto" too; a health post stays a post
+    assert in_lecture_words("o que é o span de dois vetores") == (
+        "o que é o extensão de dois vetores")
+    assert in_lecture_words("o que é o posto de uma matriz?") == (
+        "o que é o classificação de uma matriz?")
+    assert in_lecture_words("qual o posto de saúde mais perto?") == (
+        "qual o posto de saúde mais perto?")
