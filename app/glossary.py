@@ -63,7 +63,8 @@ def portuguese_words(term: str) -> tuple[str, ...]:
     return ENGLISH_TO_PORTUGUESE.get(term, ())
 
 
-# English names of a concept, several words long, that the Portuguese lectures never say in
+# English names of a concept (several words long, and since stop 47 three single words: "span",
+# "rank" and a matrix's "posto") that the Portuguese lectures never say in
 # English, with the words their translation says (counted over 3b1b-pt: "regra da cadeia" 24
 # times, "produto escalar" 103, "função de custo" 43, "cabeça de atenção" 12, "chain rule",
 # "dot product" and "loss" never). Read by the search of a Portuguese question only

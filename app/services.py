@@ -137,8 +137,9 @@ class Services:
             embed_s=res.timings.embed_s + sum(f.timings.embed_s for f in found),
             search_s=res.timings.search_s + sum(f.timings.search_s for f in found),
             rerank_s=res.timings.rerank_s + sum(f.timings.rerank_s for f in found))
-        # a side's score is its own query's: held to the first hit's, so that what reads
-        # the hits' scores (the gate's top_score) reads the whole question's, as before
+        # a side's scores are its own query's: held to the whole question's (the window's to
+        # the first hit's, the best unit's to the best of the question's own hits), so that
+        # the gate, which reads them, reads the whole question's
         top = res.hits[0].score
         top_unit = max((h.unit_score for h in res.hits if h.unit_score is not None),
                        default=None)
