@@ -387,7 +387,7 @@ class Answerer:
     @property
     def reads_idf(self) -> bool:
         """Whether the gate weighs ``idf_cov`` (the index's word counts are then needed)."""
-        return "idf_cov" in self.gate.weights
+        return self.gate.reads_idf
 
     def run(self, question: str, hits: Sequence[Hit], *, query: str | None = None) -> Reply:
         """The final reply, without the intermediate events."""

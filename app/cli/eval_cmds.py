@@ -447,6 +447,10 @@ def fit_gate(
     features: str | None = typer.Option(
         None, "--features", help="Comma-separated signals the gate may weigh (default: the "
         "subset that leave-one-out chooses among all of them), e.g. top_unit,term_cov."),
+    fallback: Path | None = typer.Option(
+        None, "--fallback", help="A gate file whose model also covers a question when every "
+        "rare word of it is in the best passage (idf_cov >= 0.99, term_cov 1): for corpora "
+        "whose similarities run lower than the fitting ones (bench/data/gate_stop46.json)."),
     out: Path = typer.Option(Path("gate.json"), "--out", help="Where to write the thresholds."),
     k: int = typer.Option(10, "-k", help="Segments retrieved per question."),
     samples_file: Path | None = typer.Option(
@@ -462,7 +466,7 @@ def fit_gate(
     from tqdm import tqdm
 
     from app.api.ask import retrieve
-    from app.evidence import FEATURES, fit, read_questions, read_samples, sample_for
+    from app.evidence import FEATURES, Gate, fit, read_questions, read_samples, sample_for
     from app.services import build_services
 
     s = settings_for(index)
@@ -499,6 +503,12 @@ def fit_gate(
                 raise InputError(f"--features: {missing[0]!r} was not measured in every sample")
             samples = [replace(x, feats={f: x.feats[f] for f in wanted}) for x in samples]
         gate = fit(samples, model=model)
+        if fallback is not None:
+            other = Gate.load(fallback)
+            if not other.weights:
+                raise InputError(f"--fallback {fallback}: holds no fitted model")
+            gate.fallback = {"weights": other.weights, "bias": other.bias,
+                             "min_idf_cov": 0.99, "min_term_cov": 1.0, "from": fallback.name}
         gate.fitted.update({"features_allowed": features or "all",
                             "questions_file": ", ".join(p.name for p in questions),
                             "split": split, "without_kind": without_kind,
