@@ -283,16 +283,17 @@ class Gate:
         if self.weights and feats is not None and not self.uses_llm:
             pc = self.p_covered_of(feats)
             why = ", ".join(f"{k}={float(feats.get(k, 0)):.2f}" for k in self.weights)
-            fb = self.fallback_p(feats) if pc < 0.5 else None
-            if fb is not None and fb >= 0.5:
-                return Decision(True, list(range(min(len(probs), max(1, max_passages)))), None,
-                                f"P(covered)={pc:.2f} < 0.50 ({why}), but every rare word of "
-                                f"the question is in the best passage (idf_cov="
-                                f"{float(feats['idf_cov']):.2f}): fallback P={fb:.2f}", fb)
+            reason = f"P(covered)={pc:.2f} ({why})"
             if pc < 0.5:
-                return Decision(False, [], None, f"P(covered)={pc:.2f} < 0.50 ({why})", pc)
+                reason = f"P(covered)={pc:.2f} < 0.50 ({why})"
+                fb = self.fallback_p(feats)
+                if fb is None or fb < 0.5:
+                    return Decision(False, [], None, reason, pc)
+                pc = fb
+                reason += (f", but every rare word of the question is in the best passage "
+                           f"(idf_cov={float(feats['idf_cov']):.2f}): fallback P={fb:.2f}")
             return Decision(True, list(range(min(len(probs), max(1, max_passages)))), None,
-                            f"P(covered)={pc:.2f} ({why})", pc)
+                            reason, pc)
         if not readable:
             return Decision(False, [], None, "no candidate could be checked")
         best_p, best_i = max(readable, key=lambda pi: (pi[0], -pi[1]))

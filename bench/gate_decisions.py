@@ -80,22 +80,26 @@ def _kind(q: Any) -> str:
     return q.kind.replace(" ", "_") if q.kind else "other_subject"
 
 
-def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: list[Any]
+def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: list[Any],
+            with_course: tuple[str, ...] = ("shipped",)
             ) -> tuple[dict[str, float], dict[str, bool]]:
     """The gate's signals for ``query`` over ``hits`` (the evidence check asked only when a
     gate reads it) and each gate's decision: covered or not, read as ``/ask`` reads them
     (without the question's mentions of the lecture or the teacher; the course check with
-    them)."""
+    them). The gates named in ``with_course`` are also decided after the course check, as
+    the default path decides (``NAME_with_course_check``)."""
     _, probs, feats = answerer.gate_signals(
         query, hits, ask if any(g.uses_llm for g in gates.values()) else None,
         every_signal=True)
     scores = [h.score for h in hits]
     covered = {name: gate.decide(probs, scores, 2, feats).covered for name, gate in gates.items()}
-    if answerer.course is not None and "shipped" in covered:
+    checked = [name for name in with_course if name in covered]
+    if answerer.course is not None and checked:
         # the default path: questions about the course itself are declined before the gate
         about_course = answerer.course.is_course(answerer.embed([query], "query")[0],
                                                  query)[0]
-        covered["shipped_with_course_check"] = covered["shipped"] and not about_course
+        for name in checked:
+            covered[f"{name}_with_course_check"] = covered[name] and not about_course
     return feats, covered
 
 
@@ -175,10 +179,10 @@ def _framed(services: Any, gates: dict[str, Any], qs: list[Any]
 
 
 def _mentioned(services: Any, gates: dict[str, Any]) -> dict[str, float]:
-    """Share answered, by the default path, of the Portuguese questions that mention the
-    lecture, the teacher or a minute (``bench/data/questions_lecture_refs.jsonl``, per split),
-    with the mentions left out of the search, focus and gate (``stripped``, as ``/ask`` does)
-    and kept (``as_typed``)."""
+    """Share answered, by the default path with each of ``gates``, of the Portuguese
+    questions that mention the lecture, the teacher or a minute
+    (``bench/data/questions_lecture_refs.jsonl``, per split), with the mentions left out of
+    the search, focus and gate (``stripped``, as ``/ask`` does) and kept (``as_typed``)."""
     from app.api.ask import retrieve
 
     rows = [json.loads(line) for line in MENTIONS.read_text(encoding="utf-8").splitlines()
@@ -191,14 +195,18 @@ def _mentioned(services: Any, gates: dict[str, Any]) -> dict[str, float]:
             chosen = [r for r in rows if r["split"] == split and r["lang"] == "pt"]
             if not chosen:
                 continue
-            answered = []
+            answered: dict[str, list[bool]] = {name: [] for name in gates}
             for r in chosen:
                 hits, _, query = retrieve(services, r["question"], 10, None)
-                covered = _decide(answerer, services.llm.first_token, gates, query, hits)[1]
-                answered.append(covered.get("shipped_with_course_check", covered["shipped"]))
+                covered = _decide(answerer, services.llm.first_token, gates, query, hits,
+                                  with_course=tuple(gates))[1]
+                for name in gates:
+                    answered[name].append(covered.get(f"{name}_with_course_check",
+                                                      covered[name]))
             how = "stripped" if strip else "as_typed"
-            key = f"shipped_with_course_check.mentions_{split}_{how}"
-            out[f"{key}_answerable_answered"] = round(sum(answered) / len(answered), 3)
+            for name, xs in answered.items():
+                key = f"{name}_with_course_check.mentions_{split}_{how}"
+                out[f"{key}_answerable_answered"] = round(sum(xs) / len(xs), 3)
             out[f"mentions_{split}_questions"] = len(chosen)
     rewriter.mentions = answerer.mentions = True
     return out
@@ -244,30 +252,26 @@ def main() -> None:
     short = read_questions(SHORT_SET, "test") if SHORT_SET.exists() else []
 
     services = services_over_index()
-    decided: list[tuple[str, dict[str, bool]]] = []
     OUT.mkdir(parents=True, exist_ok=True)
     with services.stack, open(OUT / "gate_decisions_items.jsonl", "w") as log:
-        for q in tqdm(qs, desc="gate", unit="pergunta"):
-            hits, _, query = retrieve(services, q.question, 10, None)  # as /ask searches
-            feats, covered = _decide(services.answerer, services.llm.first_token, gates, query,
-                                     hits)
-            decided.append((_kind(q), covered))
-            log.write(json.dumps({"id": q.qid, "kind": _kind(q), "searched": query, **feats,
-                                  **covered}, ensure_ascii=False) + "\n")
-        short_decided = []
-        for q in tqdm(short, desc="gate, short", unit="pergunta"):
-            hits, _, query = retrieve(services, q.question, 10, None)
-            feats, covered = _decide(services.answerer, services.llm.first_token, gates, query,
-                                     hits)
-            short_decided.append((_kind(q), covered))
-            log.write(json.dumps({"id": q.qid, "kind": _kind(q), "searched": query, **feats,
-                                  **covered}, ensure_ascii=False) + "\n")
+
+        def decide_all(questions: list[Any], desc: str) -> list[tuple[str, dict[str, bool]]]:
+            out = []
+            for q in tqdm(questions, desc=desc, unit="pergunta"):
+                hits, _, query = retrieve(services, q.question, 10, None)  # as /ask searches
+                feats, covered = _decide(services.answerer, services.llm.first_token, gates,
+                                         query, hits)
+                out.append((_kind(q), covered))
+                log.write(json.dumps({"id": q.qid, "kind": _kind(q), "searched": query,
+                                      **feats, **covered}, ensure_ascii=False) + "\n")
+            return out
+
+        decided = decide_all(qs, "gate")
+        short_decided = decide_all(short, "gate, short")
         karpathy = _karpathy(gates, services.llm.first_token)
         framed = _framed(services, {k: gates[k] for k in ("shipped", "previous")},
                          [q for q in qs if q.lang == "pt"])
-        mentioned = _mentioned(services, {"shipped": gates["shipped"]})
-        mentioned.update({k.replace("shipped_with", "previous_with"): v for k, v in _mentioned(
-            services, {"shipped": gates["previous"]}).items() if k.startswith("shipped_with")})
+        mentioned = _mentioned(services, {k: gates[k] for k in ("shipped", "previous")})
 
     figures: dict[str, Any] = {"questions": len(qs), "questions_en": len(karpathy),
                                "questions_short": len(short_decided)}

@@ -367,8 +367,7 @@ class Retriever:
         unit channels (their fusion weights, or equal weights when fusion uses none)."""
         if not unit_scores:
             return None
-        lo, hi = np.searchsorted(self._pair_w, row), np.searchsorted(self._pair_w, row, "right")
-        inside = self._pair_u[lo:hi]
+        inside = self._units_in(row)
         if len(inside) == 0:
             return None
         weights = {c: fusion.weight(c) for c in unit_scores}
@@ -382,13 +381,20 @@ class Retriever:
             total += weights[channel] / (fusion.k + ranks)
         return float(self._unit_start[inside[int(np.argmax(total))]])
 
+    def _units_in(self, row: int) -> np.ndarray:
+        """The rows of the units inside the window at ``row`` (pairs are sorted by window)."""
+        lo, hi = np.searchsorted(self._pair_w, row), np.searchsorted(self._pair_w, row, "right")
+        return self._pair_u[lo:hi]
+
     def _unit_score(self, row: int, scores: np.ndarray | None) -> float | None:
         """The dense cosine of the best unit inside the window at ``row`` (None without)."""
         if scores is None:
             return None
-        lo, hi = np.searchsorted(self._pair_w, row), np.searchsorted(self._pair_w, row, "right")
-        inside = scores[self._pair_u[lo:hi]]
-        return float(inside.max()) if len(inside) and np.isfinite(inside.max()) else None
+        inside = self._units_in(row)
+        if len(inside) == 0:
+            return None
+        best = float(scores[inside].max())
+        return best if np.isfinite(best) else None
 
     def _rows(self, ranked: Ranked) -> Ranking:
         """A store's corpus ids as rows of this catalogue version; ids it does not know (a
