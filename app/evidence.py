@@ -37,8 +37,11 @@ from eval.claims import SYSTEM, yes_probability
 
 DEFAULT_GATE_FILE = Path(__file__).with_name("gate.json")
 STRICT_GATE_FILE = Path(__file__).with_name("gate_strict.json")
-"""``AULA_GATE_FILE=strict``: fitted on Portuguese and English questions, neighbouring subjects
-and course logistics included; declines more of those, and more answerable questions too."""
+"""``AULA_GATE_FILE=strict``: the default's signals fitted on the same questions with course
+logistics included, answering only from the P(covered) at which none of the fitting questions
+the lectures do not cover is answered (``aula fit-gate --strict``, ``min_p`` 0.6); declines
+more questions on neighbouring subjects, and more answerable ones too, and never answers what
+the default declines."""
 
 GATE_USER = (
     "TEXTO (transcrição de uma aula):\n{contexts}\n\n"
@@ -237,9 +240,13 @@ class Gate:
     min_score: float = 0.0
     p_pass: float = 0.5
     weights: dict[str, float] = field(default_factory=dict)
-    """Logistic weights over ``FEATURES`` (with ``bias``): covered when P(covered) >= 0.5.
+    """Logistic weights over ``FEATURES`` (with ``bias``): covered when P(covered) >= ``min_p``.
     Empty: the two thresholds ``p_covered`` and ``min_score`` decide."""
     bias: float = 0.0
+    min_p: float = 0.5
+    """The P(covered) of the logistic model from which a question is answered: 0.5 for the
+    default gate; higher for a strict one (``aula fit-gate --strict``: the lowest at which no
+    fitting question the lectures do not cover is answered)."""
     model: str = ""
     fitted: dict[str, Any] = field(default_factory=dict)
     fallback: dict[str, Any] = field(default_factory=dict)
@@ -284,10 +291,10 @@ class Gate:
             pc = self.p_covered_of(feats)
             why = ", ".join(f"{k}={float(feats.get(k, 0)):.2f}" for k in self.weights)
             reason = f"P(covered)={pc:.2f} ({why})"
-            if pc < 0.5:
-                reason = f"P(covered)={pc:.2f} < 0.50 ({why})"
+            if pc < self.min_p:
+                reason = f"P(covered)={pc:.2f} < {self.min_p:.2f} ({why})"
                 fb = self.fallback_p(feats)
-                if fb is None or fb < 0.5:
+                if fb is None or fb < self.min_p:
                     return Decision(False, [], None, reason, pc)
                 pc = fb
                 reason += (f", but every rare word of the question is in the best passage "
@@ -301,9 +308,10 @@ class Gate:
         pc = None
         if self.weights and feats is not None:
             pc = self.p_covered_of(feats)
-            if pc < 0.5:
+            if pc < self.min_p:
                 shown = ", ".join(f"{k}={float(feats.get(k, 0)):.2f}" for k in self.weights)
-                return Decision(False, [], best_p, f"P(covered)={pc:.2f} < 0.50 ({shown})", pc)
+                return Decision(False, [], best_p,
+                                f"P(covered)={pc:.2f} < {self.min_p:.2f} ({shown})", pc)
         elif best_p < self.p_covered:
             return Decision(False, [], best_p,
                             f"best passage P={best_p:.2f} < {self.p_covered:.2f}")
@@ -331,7 +339,7 @@ class Gate:
         unknown = sorted(set(raw) - known)
         if unknown:
             raise InputError(f"{source}: unknown field {unknown[0]!r}")
-        for name in ("p_covered", "min_score", "p_pass", "bias"):
+        for name in ("p_covered", "min_score", "p_pass", "bias", "min_p"):
             if name in raw and not isinstance(raw[name], int | float):
                 raise InputError(f"{source}: field {name!r} must be a number")
         return cls(**raw)
@@ -440,6 +448,23 @@ def fit(samples: Sequence[GateSample], model: str = "") -> Gate:
     else:
         fitted["balanced_accuracy"] = round(acc, 4)
     return gate
+
+
+STRICT_STEPS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+
+
+def make_strict(gate: Gate, samples: Sequence[GateSample]) -> None:
+    """Raise ``gate.min_p`` to the lowest of ``STRICT_STEPS`` at which its model answers none
+    of the ``samples`` the lectures do not cover (the last step if each lets one through), and
+    record what that costs on them: ``aula fit-gate --strict``, for a course that prefers "not
+    covered" to a guess. The fallback is not read: a strict gate has none."""
+    uncovered = [gate.p_covered_of(s.feats) for s in samples if not s.answerable and s.feats]
+    worst = max(uncovered, default=0.0)
+    gate.min_p = next((t for t in STRICT_STEPS if worst < t), STRICT_STEPS[-1])
+    pairs = [(s.answerable, gate.p_covered_of(s.feats) >= gate.min_p) for s in samples]
+    gate.fitted["strict_min_p"] = gate.min_p
+    gate.fitted["strict_balanced_accuracy"] = round(_balanced(pairs), 4)
+    gate.fitted["strict_answerable_answered"] = sum(p for t, p in pairs if t)
 
 
 def _logistic(samples: Sequence[GateSample]

@@ -18,6 +18,9 @@ The gates side by side, in the same run:
 - ``shipped``: ``app/gate.json`` (the best 30 s unit's E5 similarity and the term coverage,
   fitted on the fitting halves of the three sets and the retrieval bench's development
   questions, stop 47);
+- ``strict``: ``app/gate_strict.json`` (``AULA_GATE_FILE=strict``, stop 48: the shipped gate's
+  signals fitted on the same questions with course logistics, answering only from the P at
+  which none of the fitting questions the lectures do not cover is answered, 0.6);
 - ``previous``: the gate shipped until stop 47 (``bench/data/gate_stop46.json``: the top
   window's retrieval score and the term coverage, fitted on the answer bench's fitting half),
   the baseline;
@@ -57,6 +60,7 @@ gate_decisions_items.jsonl.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from app.course import COURSE
@@ -242,6 +246,7 @@ def main() -> None:
     answer_ids = {q.qid for q in read_questions(ANSWERS, "fit")}
     gates = {
         "shipped": Gate.load(),
+        "strict": Gate.load(Path("strict")),
         "previous": Gate.load(PREVIOUS),
         "both_sets": fit(samples, model=model),
         "answer_bench_only": fit([s for s in samples if s.qid in answer_ids], model=model),

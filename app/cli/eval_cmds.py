@@ -451,6 +451,10 @@ def fit_gate(
         None, "--fallback", help="A gate file whose model also covers a question when every "
         "rare word of it is in the best passage (idf_cov >= 0.99, term_cov 1): for corpora "
         "whose similarities run lower than the fitting ones (bench/data/gate_stop46.json)."),
+    strict: bool = typer.Option(
+        False, "--strict", help="Answer only from the P(covered) at which none of the fitting "
+        "questions the lectures do not cover is answered (0.5, 0.6, ... 0.95), not from 0.5: "
+        "for a course that prefers \"not covered\" to a guess (app/gate_strict.json)."),
     out: Path = typer.Option(Path("gate.json"), "--out", help="Where to write the thresholds."),
     k: int = typer.Option(10, "-k", help="Segments retrieved per question."),
     samples_file: Path | None = typer.Option(
@@ -466,11 +470,21 @@ def fit_gate(
     from tqdm import tqdm
 
     from app.api.ask import retrieve
-    from app.evidence import FEATURES, Gate, fit, read_questions, read_samples, sample_for
+    from app.evidence import (
+        FEATURES,
+        Gate,
+        fit,
+        make_strict,
+        read_questions,
+        read_samples,
+        sample_for,
+    )
     from app.services import build_services
 
     s = settings_for(index)
     with one_line_errors():
+        if strict and fallback is not None:
+            raise InputError("--strict with --fallback: a strict gate has no fallback")
         qs = [q for path in questions for q in read_questions(path, split)
               if q.kind not in without_kind]
         if not qs:
@@ -503,6 +517,10 @@ def fit_gate(
                 raise InputError(f"--features: {missing[0]!r} was not measured in every sample")
             samples = [replace(x, feats={f: x.feats[f] for f in wanted}) for x in samples]
         gate = fit(samples, model=model)
+        if strict:
+            if not gate.weights:
+                raise InputError("--strict: the fit holds no logistic model to be strict with")
+            make_strict(gate, samples)
         if fallback is not None:
             other = Gate.load(fallback)
             if not other.weights:
@@ -521,7 +539,8 @@ def fit_gate(
         print_json(json.loads(gate.to_json()))
     else:
         rule = (("logistic " + ", ".join(f"{k} {w:+.2f}" for k, w in gate.weights.items())
-                 + f", bias {gate.bias:+.2f}") if gate.weights else
+                 + f", bias {gate.bias:+.2f}, answered from P={gate.min_p:.2f}")
+                if gate.weights else
                 f"covered from P={gate.p_covered:.3f} (score ≥ {gate.min_score:.3f})")
         loo = gate.fitted.get("leave_one_out_balanced_accuracy")
         typer.echo(f"gate written to {out}: {rule}; passages from P={gate.p_pass:.3f}; "

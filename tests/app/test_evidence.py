@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from app.evidence import Gate, GateSample, fit, read_questions, term_coverage
+from app.evidence import (
+    STRICT_STEPS,
+    Gate,
+    GateSample,
+    fit,
+    make_strict,
+    read_questions,
+    term_coverage,
+)
 from corpus.bm25 import TermRarity
 
 
@@ -28,6 +36,28 @@ def test_fit_separates_answerable_from_uncovered_and_reports_leave_one_out() -> 
     assert yes.covered and yes.order[0] == 0
     assert not no.covered and no.order == [] and "P(covered)" in no.reason
     assert Gate.from_json(gate.to_json()) == gate  # stored and read back unchanged
+
+
+def test_a_strict_gate_answers_none_of_the_fitting_questions_the_lectures_do_not_cover() -> None:
+    samples = ([sample(True, 0.9, 0.86 + i / 100) for i in range(8)]
+               + [sample(False, 0.9, 0.80 + i / 100) for i in range(6)])
+    # one uncovered question looks answerable: the fit at 0.5 lets it through
+    samples.append(GateSample(False, [0.9], [0.9], None, samples[10].feats | {
+        "top_score": 0.885, "best_sim": 0.865, "term_cov": 1.0}))
+    gate = fit(samples, model="m")
+    let_through = [s for s in samples if not s.answerable
+                   and gate.decide(s.probs, s.scores, feats=s.feats).covered]
+    worst = max(gate.p_covered_of(s.feats) for s in let_through)
+    make_strict(gate, samples)
+    # the lowest step of P above the uncovered question that looked answerable
+    assert gate.min_p == min(t for t in STRICT_STEPS if t > worst) > 0.5
+    assert gate.fitted["strict_min_p"] == gate.min_p
+    assert not any(gate.decide(s.probs, s.scores, feats=s.feats).covered
+                   for s in samples if not s.answerable)
+    kept = sum(gate.decide(s.probs, s.scores, feats=s.feats).covered
+               for s in samples if s.answerable)
+    assert 0 < kept < 8 and gate.fitted["strict_answerable_answered"] == kept
+    assert Gate.from_json(gate.to_json()).min_p == gate.min_p  # stored and read back
 
 
 def test_threshold_gate_keeps_the_best_passage_and_those_above_p_pass() -> None:
@@ -258,6 +288,14 @@ def test_fit_gate_weighs_only_the_signals_named_and_names_an_unknown_one(tmp_pat
     assert gate.fallback_p(low) is None  # without idf_cov: not read
     assert gate.fallback_p({**low, "idf_cov": 0.5}) is None  # a word of it is missing
     assert gate.fallback_p({**low, "idf_cov": 1.0}) >= 0.5  # every rare word there: covers
+    done = fit_gate("--strict")
+    assert done.returncode == 0, done.stderr
+    gate = Gate.load(tmp_path / "gate.json")
+    assert gate.fitted["strict_min_p"] == gate.min_p >= 0.5
+    assert not any(gate.decide([None], [0.9], feats=s.feats).covered
+                   for s in stored if not s.answerable)
+    done = fit_gate("--strict", "--fallback", str(previous))
+    assert done.returncode != 0 and "--strict" in done.stderr
     previous.write_text(Gate().to_json())  # thresholds only: no model to fall back on
     done = fit_gate("--fallback", str(previous))
     assert done.returncode != 0 and "previous.json" in done.stderr

@@ -470,15 +470,28 @@ def test_a_timed_out_generation_leaves_the_moments(service: str, fake_llm: FakeL
 
 def test_the_strict_gate_is_a_setting_and_a_missing_gate_file_is_named(tmp_path: Path) -> None:
     strict, default = Gate.load(Path("strict")), Gate.load()
-    # a short question whose answer is one 30 s passage of a two-minute window ("o que é a
-    # regra de cramer?"): the window's cosine is diluted, its best unit's is not. The default
-    # reads the unit and answers; the strict gate reads the window and says "not covered"
+    # both read the best unit: a short question whose answer is one 30 s passage of a
+    # two-minute window ("o que é a regra de cramer?") is answered by either
     short = {"top_score": 0.853, "top_unit": 0.896, "term_cov": 1.0}
-    assert default.p_covered_of(short) >= 0.5 > strict.p_covered_of(short)
+    assert default.decide([None], [0.853], feats=short).covered
+    assert strict.decide([None], [0.853], feats=short).covered
+    # near the boundary ("o que é o fractal de newton?", best unit 0.887) the default answers
+    # and the strict gate says "not covered", naming the P it asks for
+    near = {"top_score": 0.86, "top_unit": 0.887, "term_cov": 1.0}
+    assert default.decide([None], [0.86], feats=near).covered
+    declined = strict.decide([None], [0.86], feats=near)
+    assert not declined.covered and f"< {strict.min_p:.2f}" in declined.reason
+    # strict means strict: it never answers what the default declines
+    for unit in (0.85 + i / 500 for i in range(51)):
+        for cov in (0.0, 0.25, 0.5, 0.75, 1.0):
+            feats = {"top_score": unit - 0.02, "top_unit": unit, "term_cov": cov}
+            if strict.decide([None], [unit], feats=feats).covered:
+                assert default.decide([None], [unit], feats=feats).covered, feats
     # a question on a subject the lectures never teach, every word found ("o que é a
-    # transformada z?" over Cramer's rule): the default declines it
+    # transformada z?" over Cramer's rule): both decline it
     off_subject = {"top_score": 0.879, "top_unit": 0.880, "term_cov": 1.0}
-    assert default.p_covered_of(off_subject) < 0.5
+    assert not default.decide([None], [0.879], feats=off_subject).covered
+    assert not strict.decide([None], [0.879], feats=off_subject).covered
     missing = tmp_path / "gate_typo.json"
     with pytest.raises(ValueError, match="gate_typo.json"):
         Gate.load(missing)
