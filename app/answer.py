@@ -101,7 +101,7 @@ class Answer:
         }
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
     """Lower case without accents, for matching."""
     decomposed = unicodedata.normalize("NFKD", text.lower().replace("\u2019", "'"))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
@@ -150,10 +150,10 @@ def build_messages(
 
 def is_not_covered(text: str) -> bool:
     """Whether the reply says the lectures don't cover the question (and cites nothing)."""
-    folded = _fold(text).strip()
+    folded = fold(text).strip()
     if not folded:
         return True
-    if any(_fold(s).rstrip(".") in folded for s in NOT_COVERED.values()):
+    if any(fold(s).rstrip(".") in folded for s in NOT_COVERED.values()):
         return not re.search(r"\[\d", folded) or len(folded) < 80
     return len(folded) < 300 and not re.search(r"\[\d", folded) and any(
         re.search(r, folded) for r in _REFUSALS

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.answer import _fold
+from app.answer import fold
 from corpus.errors import InputError
 from corpus.jsonlines import read_objects
 
@@ -72,7 +72,7 @@ def course_words(question: str) -> list[str]:
     a proof's sense is not one). A question with none is about the subject, whatever the
     classifier makes of its vector: "como o gpt prevê a próxima palavra?" was flagged at P 0.77
     and declined."""
-    text = _PROOF.sub(" ", _fold(question))
+    text = _PROOF.sub(" ", fold(question))
     return [w for w in re.findall(r"\w+", text) if w in COURSE_WORDS]
 
 

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.answer import _fold
+from app.answer import fold
 from app.glossary import portuguese_words
 from corpus.bm25 import stem
 from corpus.context import Passage, numbered
@@ -110,7 +110,7 @@ def _content_words(question: str) -> list[str]:
     """``question``'s words, accents folded, without stop words (Portuguese and English) and
     the words students frame a question with."""
     stop = STOPWORDS["pt"] | STOPWORDS["en"]
-    return [w for w in re.findall(r"[a-z0-9]+", _fold(question))
+    return [w for w in re.findall(r"[a-z0-9]+", fold(question))
             if w not in stop and w not in _STUDENT_WORDS]
 
 
@@ -155,7 +155,7 @@ def term_coverage(question: str, texts: Sequence[str],
              and (w not in common or (rare is not None and rare(w)))}
     if not terms:
         return 1.0
-    words = set(re.findall(r"[a-z0-9]+", _fold(" ".join(texts))))
+    words = set(re.findall(r"[a-z0-9]+", fold(" ".join(texts))))
     prefixes = {w[:5] for w in words if len(w) >= 5} | words
     stems = {stem(w) for w in words} if pt else set()
 

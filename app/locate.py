@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from app.answer import _fold
+from app.answer import fold
 from app.substance import without_boilerplate
 from corpus.context import Passage, cut
 from corpus.language import Lang
@@ -66,7 +66,7 @@ APART_SECONDS = 180.0
 
 def asks_where(question: str) -> bool:
     """Whether ``question`` asks which lecture or which moment (not what or why)."""
-    folded = " ".join(_fold(question).split())
+    folded = " ".join(fold(question).split())
     return bool(_WHERE_PT.search(folded) or _WHERE_EN.search(folded))
 
 
@@ -80,7 +80,7 @@ def where_topic(question: str) -> str:
     autovetor?" -> "que é um autovetor?". The course-question check reads this: "aula" and
     "vídeo" are its words too, and it took 5 of 9 such questions for questions about the course
     ("em que aula vai ser a prova?" keeps "vai ser a prova?", and is still one)."""
-    folded = _fold(question)
+    folded = fold(question)
     if len(folded) != len(question):  # not composed: work on the folded text
         question = folded
     m = _WHERE_PT.search(folded) or _WHERE_EN.search(folded)

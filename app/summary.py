@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from app.answer import _fold
+from app.answer import fold
 from app.evidence import Decision
 from app.glossary import portuguese_words
 from corpus.bm25 import tokenize
@@ -59,19 +59,19 @@ def asks_summary(question: str) -> bool:
     it names a summary and little else ("resume o vídeo sobre bitcoin"). A question that uses
     the word in passing ("pq a fórmula resume tudo em uma linha e o que ela diz sobre e^x?")
     has a question of its own and is answered as one."""
-    folded = " ".join(_fold(question).split())
+    folded = " ".join(fold(question).split())
     if not _ASKS.search(folded):
         return False
     rest = summary_topic(question)
     return len(re.findall(r"\w+", rest)) <= 8 and not re.search(
         r"\b(?:por ?que|pq|porque|como|qual|quais|quanto|o que|oq|why|how|which|what)\b",
-        _fold(rest))
+        fold(rest))
 
 
 def summary_topic(question: str) -> str:
     """``question`` without its asking for a summary and the words naming the lecture: "me faz
     um resumo da aula de autovetores pfv" -> "autovetores"."""
-    folded = _fold(question)
+    folded = fold(question)
     if len(folded) != len(question):  # not composed: work on the folded text
         question = folded
     kept, last = [], 0
@@ -80,7 +80,7 @@ def summary_topic(question: str) -> str:
         last = m.end()
     kept.append(question[last:])
     topic = " ".join("".join(kept).split()).strip(" ,;:?!.")
-    named = _MEDIA.match(_fold(topic))
+    named = _MEDIA.match(fold(topic))
     if named and named.end() < len(topic):
         topic = topic[named.end():]
     return topic or question
@@ -102,9 +102,9 @@ def _topic_words(topic: str) -> list[set[str]]:
     "retropropagacao" and "retropropagação" stem apart otherwise."""
     words = []
     for word in re.findall(r"\w+", topic.lower()):
-        own = [w for w in tokenize(_fold(word)) if len(w) >= 3]
+        own = [w for w in tokenize(fold(word)) if len(w) >= 3]
         if own:
-            glossary = portuguese_words(_fold(word))
+            glossary = portuguese_words(fold(word))
             words.append({*own, *(w for pw in glossary for w in tokenize(pw))})
     return words
 
@@ -117,8 +117,8 @@ def lecture_covers(topic: str, texts: Sequence[str], title: str = "") -> tuple[b
     if not words or not texts:
         return False, "nothing to look for" if not words else "no windows"
     need = min(MIN_WINDOWS, len(texts))
-    said = [set(tokenize(_fold(t))) for t in texts]
-    titled = set(tokenize(_fold(title)))
+    said = [set(tokenize(fold(t))) for t in texts]
+    titled = set(tokenize(fold(title)))
     for alts in words:
         if alts & titled:
             continue
@@ -149,7 +149,7 @@ def summary_lecture(lectures: Sequence[str], titles: Sequence[str] = (), topic: 
     words = _topic_words(topic) if topic else []
     if words:
         for lecture, title in zip(lectures, titles, strict=False):
-            stems = set(tokenize(_fold(title)))
+            stems = set(tokenize(fold(title)))
             if all(alts & stems for alts in words):
                 return lecture
     top = lectures[:3]
