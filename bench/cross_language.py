@@ -52,7 +52,7 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
     def passes(question: str) -> bool:
         hits = retriever.search(question, 10)
         feats = answerer.gate_signals(question, hits)[2]
-        return answerer.gate.p_covered_of(feats) >= 0.5
+        return answerer.gate.p_covered_of(feats) >= answerer.gate.min_p
 
     def course(question: str) -> bool:
         """A question the default path declines first as one about the course itself."""
