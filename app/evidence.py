@@ -458,10 +458,10 @@ def make_strict(gate: Gate, samples: Sequence[GateSample]) -> None:
     of the ``samples`` the lectures do not cover (the last step if each lets one through), and
     record what that costs on them: ``aula fit-gate --strict``, for a course that prefers "not
     covered" to a guess. The fallback is not read: a strict gate has none."""
-    uncovered = [gate.p_covered_of(s.feats) for s in samples if not s.answerable and s.feats]
-    worst = max(uncovered, default=0.0)
+    scored = [(s.answerable, gate.p_covered_of(s.feats)) for s in samples]
+    worst = max((p for answerable, p in scored if not answerable), default=0.0)
     gate.min_p = next((t for t in STRICT_STEPS if worst < t), STRICT_STEPS[-1])
-    pairs = [(s.answerable, gate.p_covered_of(s.feats) >= gate.min_p) for s in samples]
+    pairs = [(answerable, p >= gate.min_p) for answerable, p in scored]
     gate.fitted["strict_min_p"] = gate.min_p
     gate.fitted["strict_balanced_accuracy"] = round(_balanced(pairs), 4)
     gate.fitted["strict_answerable_answered"] = sum(p for t, p in pairs if t)

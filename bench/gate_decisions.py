@@ -274,32 +274,25 @@ def main() -> None:
         decided = decide_all(qs, "gate")
         short_decided = decide_all(short, "gate, short")
         karpathy = _karpathy(gates, services.llm.first_token)
-        framed = _framed(services, {k: gates[k] for k in ("shipped", "previous")},
-                         [q for q in qs if q.lang == "pt"])
-        mentioned = _mentioned(services, {k: gates[k] for k in ("shipped", "previous")})
+        against_previous = {k: gates[k] for k in ("shipped", "previous")}
+        framed = _framed(services, against_previous, [q for q in qs if q.lang == "pt"])
+        mentioned = _mentioned(services, against_previous)
 
     figures: dict[str, Any] = {"questions": len(qs), "questions_en": len(karpathy),
                                "questions_short": len(short_decided)}
     figures.update(_course_set(services.answerer))
     for kind in sorted({k for k, _ in decided}):
         figures[f"n_{kind}"] = sum(k == kind for k, _ in decided)
-    if any("shipped_with_course_check" in d for _, d in decided):
-        figures.update(_rates([(k, d["shipped_with_course_check"]) for k, d in decided],
-                              "shipped_with_course_check."))
-        if karpathy:
-            figures.update(_rates([(k, d["shipped_with_course_check"]) for k, d in karpathy],
-                                  "shipped_with_course_check.en_"))
-        if short_decided:
-            figures.update(_rates([(k, d["shipped_with_course_check"])
-                                   for k, d in short_decided], "shipped_with_course_check.short_"))
-    for name, gate in gates.items():
-        figures[f"{name}.features"] = ", ".join(gate.weights) or "thresholds"
-        figures[f"{name}.fitted_on"] = gate.fitted.get("questions")
-        figures.update(_rates([(k, d[name]) for k, d in decided], f"{name}."))
-        if karpathy:
-            figures.update(_rates([(k, d[name]) for k, d in karpathy], f"{name}.en_"))
-        if short_decided:
-            figures.update(_rates([(k, d[name]) for k, d in short_decided], f"{name}.short_"))
+    # the default path (the shipped gate after the course check) first, then each gate alone
+    with_course = (["shipped_with_course_check"]
+                   if any("shipped_with_course_check" in d for _, d in decided) else [])
+    for name in [*with_course, *gates]:
+        if name in gates:
+            figures[f"{name}.features"] = ", ".join(gates[name].weights) or "thresholds"
+            figures[f"{name}.fitted_on"] = gates[name].fitted.get("questions")
+        for prefix, rows in (("", decided), ("en_", karpathy), ("short_", short_decided)):
+            if rows:
+                figures.update(_rates([(k, d[name]) for k, d in rows], f"{name}.{prefix}"))
     unframed = {q.qid: covered for q, (_, covered) in zip(qs, decided, strict=True)}
     for strip, decisions in framed.items():
         for name in ("shipped", "previous"):
