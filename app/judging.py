@@ -173,6 +173,7 @@ def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
         "evidence_gain": item.get("evidence_gain"),
         "evidence_gain_low": item.get("evidence_gain_low"),
         "likelihood_model": item.get("likelihood_model"),
+        "origin": item.get("origin"),
         "label_by": item.get("label_by"),
         "label_confidence": item.get("automated_confidence"),
         "thresholds": pipeline.thresholds.to_dict(),

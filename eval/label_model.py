@@ -12,6 +12,12 @@ A ``LabelModel`` holds one or more ``Submodel``s, tried in order: the first whos
 item has labels it (``_variants``: one that may read every signal, then ones without the
 reference's words, without the likelihood gain, and without any reference signal). It is
 stored as JSON (``to_json``) and needs no scikit-learn to predict.
+
+Answers this service wrote (``eval.signals.AULA``: the embedded generator restates the question
+and copies its passage's words, so the claim check confirms its wrong answers as readily as its
+right ones) are on another scale than answers written elsewhere: when the fitting items hold
+enough of them, their own submodels are fitted on them alone (``aula_only``) and tried first
+for such an answer; the others are fitted on the other items.
 """
 
 from __future__ import annotations
@@ -19,14 +25,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from corpus.errors import InputError
-from eval.signals import LIKELIHOOD_FEATURES, REFERENCE_FEATURES, WORD_FEATURES
+from eval.signals import AULA_ANSWER, LIKELIHOOD_FEATURES, REFERENCE_FEATURES, WORD_FEATURES
 
 Row = Mapping[str, float | None]
 C_GRID = (0.1, 0.3, 1.0, 3.0)
+MIN_AULA_ITEMS = 30
+"""Fewer fitting answers of this service than this (or from fewer than ``MIN_AULA_GROUPS``
+questions) and they are fitted with the others, with no submodels of their own."""
+MIN_AULA_GROUPS = 6
 
 
 def most_likely(probs: Mapping[str, float]) -> str:
@@ -46,8 +56,12 @@ class Submodel:
     intercept: tuple[float, ...]
     classes: tuple[str, ...]
     c: float = 1.0
+    aula_only: bool = False
+    """Fitted on this service's answers alone, and read only for them (``AULA_ANSWER``)."""
 
     def usable(self, row: Row) -> bool:
+        if self.aula_only and not row.get(AULA_ANSWER):
+            return False
         return all(row.get(f) is not None for f in self.features)
 
     def probabilities(self, row: Row) -> dict[str, float] | None:
@@ -109,7 +123,8 @@ class LabelModel:
                          scale=tuple(map(float, m["scale"])),
                          coef=tuple(tuple(map(float, r)) for r in m["coef"]),
                          intercept=tuple(map(float, m["intercept"])),
-                         classes=tuple(map(str, m["classes"])), c=float(m.get("c", 1.0)))
+                         classes=tuple(map(str, m["classes"])), c=float(m.get("c", 1.0)),
+                         aula_only=bool(m.get("aula_only", False)))
                 for m in data["models"])
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"not a label model: missing or bad field {exc}") from None
@@ -231,7 +246,29 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
                     likelihood_model: str = "") -> LabelModel:
     """Submodels chosen and fitted on the rows that have their signals (``_variants``): the
     first that may read every signal, then ones that read fewer; a variant whose signals are
-    the same as an earlier one's is skipped."""
+    the same as an earlier one's is skipped. When the rows hold at least ``MIN_AULA_ITEMS``
+    answers of this service (``AULA_ANSWER``) from ``MIN_AULA_GROUPS`` questions, those get
+    submodels of their own, fitted on them alone and tried first (named ``aula:VARIANT`` in the
+    figures), and the others are fitted on the rest."""
+    aula = [i for i, r in enumerate(rows) if r.get(AULA_ANSWER)]
+    own = (len(aula) >= MIN_AULA_ITEMS and len({groups[i] for i in aula}) >= MIN_AULA_GROUPS
+           and len({labels[i] for i in aula}) >= 2)
+    rest = [i for i in range(len(rows)) if i not in set(aula)] if own else list(range(len(rows)))
+    parts = [("aula:", aula), ("", rest)] if own else [("", rest)]
+    models: list[Submodel] = []
+    figures: dict[str, Any] = {}
+    for prefix, part in parts:
+        got, figs = _fit_variants([rows[i] for i in part], [labels[i] for i in part],
+                                  [groups[i] for i in part], candidates)
+        models += [replace(m, aula_only=bool(prefix)) for m in got]
+        figures.update({prefix + name: fig for name, fig in figs.items()})
+    return LabelModel(models=tuple(models), judge_model=judge_model,
+                      fitted_items=len(rows), likelihood_model=likelihood_model,
+                      figures=figures)
+
+
+def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
+                  candidates: Sequence[str]) -> tuple[list[Submodel], dict[str, Any]]:
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
     seen: set[tuple[str, ...]] = set()
@@ -258,9 +295,7 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
     if not models:
         raise InputError("too few labelled items with judge signals to fit a label model "
                          "(need two labels and three questions)")
-    return LabelModel(models=tuple(models), judge_model=judge_model,
-                      fitted_items=len(rows), likelihood_model=likelihood_model,
-                      figures=figures)
+    return models, figures
 
 
 def loqo_predictions(model: LabelModel, rows: Sequence[Row], labels: Sequence[str],

@@ -32,6 +32,7 @@ from eval.metrics import Span, first_hit_rank
 from eval.record import Record, Reference
 from eval.report import summarise, write_records, write_rows, write_summary
 from eval.signals import (
+    AULA,
     LIKELIHOOD_FEATURES,
     coverage,
     features,
@@ -122,6 +123,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     }
     out.update(
         answer=answer_text,
+        # what the label model reads this answer as: this service's own, or given
+        origin=AULA if given is None else out.get("origin"),
         segments=[h.to_dict() for h in hits],
         contexts=texts if contexts else None,
         citations=citations,

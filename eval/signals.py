@@ -23,7 +23,10 @@ bench's fitting part, novelty alone labelled questions left out of the fit bette
 signal of the embedded model (README, "How the judges work").
 
 ``features`` turns a judged item (its stored columns) into the named numbers a label model
-(``eval.label_model``) is fitted on; a signal the item lacks is None.
+(``eval.label_model``) is fitted on; a signal the item lacks is None. Beside the signals it
+says whether the answer is this service's own (``AULA_ANSWER``: the item's ``origin`` is
+``AULA``, set by ``aula eval`` on the answers it generates and by the service's judge, or given
+as a column of a judged file): the label model reads those with submodels of their own.
 """
 
 from __future__ import annotations
@@ -96,6 +99,12 @@ def reference_words(question: str, answer: str, reference: str | None
             "recall": len(beyond & said) / len(beyond) if beyond else 1.0}
 
 
+AULA = "aula"
+"""The ``origin`` of an answer this service's answerer wrote."""
+AULA_ANSWER = "aula_answer"
+"""The feature row's key: 1.0 for an answer of this service's, else 0.0 (never a candidate
+signal: it chooses the submodel, ``eval.label_model``)."""
+
 FEATURES = (
     "ar", "claim_mean", "claim_min", "claim_share", "claim_count", "strict_mean", "strict_min",
     "coverage", "reference_agree", "reference_novelty", "reference_recall", "reference_gain",
@@ -152,6 +161,7 @@ def features(item: Mapping[str, Any], support_at: float = SUPPORT_AT
         "reference_gain_low": _number(item.get("reference_gain_low")),
         "evidence_gain": _number(item.get("evidence_gain")),
         "evidence_gain_low": _number(item.get("evidence_gain_low")),
+        AULA_ANSWER: 1.0 if item.get("origin") == AULA else 0.0,
     }
 
 

@@ -326,6 +326,7 @@ def fit_labels(
 
     from eval.labels import fit_thresholds
     from eval.run import load_items
+    from eval.signals import AULA
 
     with one_line_errors():
         if source.is_dir():
@@ -358,11 +359,18 @@ def fit_labels(
                                      "leave_one_question_out": model.figures["loqo"]}
         if not held.empty:
             result["held_out"] = held_out_figures(held, th, model)
+            # the service's own answers and the others, apart: the figure on one kind
+            # says nothing of the other (eval.label_model fits them apart)
+            aula = held["origin"] == AULA if "origin" in held else None
+            if aula is not None and aula.any() and not aula.all():
+                result["held_out_aula"] = held_out_figures(held[aula], th, model)
+                result["held_out_given"] = held_out_figures(held[~aula], th, model)
         saved = {**th.to_dict(), "fitted_items": fitted}
         if model is not None:
             saved["label_model"] = model.to_dict()
-        if "held_out" in result:
-            saved["held_out"] = result["held_out"]
+        for key in ("held_out", "held_out_aula", "held_out_given"):
+            if key in result:
+                saved[key] = result[key]
         tmp = out.with_name(out.name + ".tmp")
         tmp.write_text(json.dumps(saved, ensure_ascii=False) + "\n")
         tmp.replace(out)
@@ -380,10 +388,12 @@ def fit_labels(
         typer.echo(f"modelo de rótulos ({' | '.join('+'.join(m.features) for m in model.models)})"
                    f": deixa uma pergunta de fora, n={loqo['n']}: acurácia "
                    f"{_f(loqo['accuracy'])}, kappa linear {_f(loqo['kappa_linear'])}")
-    for name, fig in (result.get("held_out") or {}).items():
-        if isinstance(fig, dict):
-            typer.echo(f"separados ({name}), n={fig['n']}: acurácia {_f(fig['accuracy'])}, "
-                       f"kappa linear {_f(fig['kappa_linear'])}")
+    for part, what in (("held_out", ""), ("held_out_aula", ", respostas do Aula"),
+                       ("held_out_given", ", respostas dadas")):
+        for name, fig in (result.get(part) or {}).items():
+            if isinstance(fig, dict):
+                typer.echo(f"separados ({name}{what}), n={fig['n']}: acurácia "
+                           f"{_f(fig['accuracy'])}, kappa linear {_f(fig['kappa_linear'])}")
 
 
 def fit_model(rows: Any, candidates: Sequence[str] | None = None, *,

@@ -20,6 +20,7 @@ from corpus.models import Hit
 from eval.questions import from_spreadsheet_text, spreadsheet_text
 from eval.record import Record as ReportRecord
 from eval.record import RecordParseError, Reference, parse_records, render_records
+from eval.signals import AULA
 
 Format = Literal["csv", "md"]
 CSV_COLUMNS = (
@@ -36,6 +37,7 @@ CSV_COLUMNS = (
     "lectures",
     "created_at",
     "contexts",
+    "origin",
 )
 _ID = ("id", "qid", "question_id")
 _LABEL = ("manual", "label", "annotation", "manual_label")
@@ -69,6 +71,9 @@ def to_csv(items: Sequence[dict[str, Any]]) -> str:
             "created_at": it["created_at"],
             "contexts": json.dumps([s["text"] for s in it.get("segments") or []],
                                    ensure_ascii=False),
+            # the service wrote these answers: `aula judge` reads them with the label
+            # model's submodels for its own answers, as the service's judge did
+            "origin": AULA,
         }
         w.writerow({k: spreadsheet_text(str(v)) for k, v in row.items()})
     return buf.getvalue()

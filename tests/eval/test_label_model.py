@@ -293,3 +293,64 @@ def test_an_answer_without_a_reference_is_labelled_by_its_gain_from_the_lecture(
     assert cohen_kappa(labels, with_gain, weights="linear") >= 0.8
     assert cohen_kappa(labels, with_gain, weights="linear") > \
         cohen_kappa(labels, without, weights="linear")
+
+
+GAIN = {"C": 1.2, "PC": 0.6, "I": 0.05}
+
+
+def _aula_items(n_questions: int, seed: int) -> tuple[list[dict], list[str], list[str]]:
+    """Answers this service wrote: fluent, copied from their passage, so the claim check
+    confirms every one whatever its label; the gain after the gold span tracks the label."""
+    rnd = random.Random(seed)
+    rows, labels, groups = [], [], []
+    for q in range(n_questions):
+        for label in ("C", "PC", "I"):
+            ps = [min(1.0, 0.97 + rnd.gauss(0, 0.02)) for _ in range(3)]
+            item = {"ar_score": 3, "correctness_claim_p": ps, "coverage_p": rnd.random(),
+                    "evidence_gain": GAIN[label] + rnd.gauss(0, 0.15),
+                    "evidence_gain_low": rnd.gauss(0, 0.3), "origin": "aula"}
+            rows.append(features(item))
+            labels.append(label)
+            groups.append(f"a{q}")
+    return rows, labels, groups
+
+
+GIVEN_GAIN = {"C": 0.5, "PC": 0.4, "I": 0.2}
+
+
+def _given(n: int, seed: int) -> tuple[list[dict], list[str], list[str]]:
+    """Answers written elsewhere: the claim check tracks their label, and the gain does on its
+    own (lower) scale, as on the judge set."""
+    rows, labels, groups = _items(n, seed)
+    rnd = random.Random(seed)
+    for r, label in zip(rows, labels, strict=True):
+        r["evidence_gain"] = GIVEN_GAIN[label] + rnd.gauss(0, 0.1)
+        r["evidence_gain_low"] = rnd.gauss(0.1, 0.3)
+    return rows, labels, groups
+
+
+def test_the_services_own_answers_get_submodels_fitted_on_them() -> None:
+    given, aula = _given(15, seed=7), _aula_items(15, seed=107)
+    rows, labels, groups = (given[0] + aula[0], given[1] + aula[1], given[2] + aula[2])
+    model = fit_label_model(rows, labels, groups, FEATURES, judge_model="m")
+    assert model.models[0].aula_only and not model.models[-1].aula_only
+    new_given, given_labels, _ = _given(8, seed=8)
+    new_aula, aula_labels, _ = _aula_items(8, seed=9)
+    assert cohen_kappa(aula_labels, [model.predict(r) for r in new_aula],
+                       weights="linear") >= 0.8
+    assert cohen_kappa(given_labels, [model.predict(r) for r in new_given],
+                       weights="linear") >= 0.8
+    # fitted on the service's answers alone, and never read for an answer written elsewhere
+    first = next(k for k in model.figures if k.startswith("aula:"))
+    assert model.figures[first]["items"] == len(aula[0])
+    assert model.models[0].probabilities(new_given[0]) is None
+    loaded = LabelModel.from_dict(json.loads(model.to_json()))
+    assert [m.aula_only for m in loaded.models] == [m.aula_only for m in model.models]
+    assert [loaded.predict(r) for r in new_aula] == [model.predict(r) for r in new_aula]
+
+
+def test_a_few_answers_of_the_service_get_no_submodel_of_their_own() -> None:
+    rows, labels, groups = _items(12, seed=10)
+    few = _aula_items(3, seed=11)  # 9 answers, 3 questions: too few to fit on alone
+    model = fit_label_model(rows + few[0], labels + few[1], groups + few[2], FEATURES)
+    assert not any(m.aula_only for m in model.models)

@@ -118,3 +118,32 @@ def test_a_given_answer_is_checked_against_the_passages_its_own_claims_find() ->
     assert [s["start"] for s in out["segments"]] == [0.0, 90.0, 180.0]
     # the third window near the question (not among its best two) is not read
     assert not any("Vamos ao exercício" in u for u in claim_checks)
+
+
+def test_an_answer_the_pipeline_wrote_is_labelled_as_the_services_own() -> None:
+    from types import SimpleNamespace
+
+    from eval.label_model import LabelModel, Submodel
+    from eval.run import evaluate_item
+
+    def on_ar(aula_only: bool, label: str) -> Submodel:
+        # a submodel on AR alone that says ``label`` whatever AR is
+        classes = ("C", "PC", "I")
+        return Submodel(features=("ar",), mean=(0.5,), scale=(1.0,),
+                        coef=((0.0,), (0.0,), (0.0,)),
+                        intercept=tuple(5.0 if c == label else 0.0 for c in classes),
+                        classes=classes, aula_only=aula_only)
+
+    model = LabelModel(models=(on_ar(True, "PC"), on_ar(False, "C")))
+    answered = SimpleNamespace(text="A ReLU zera os negativos [1].", citations=[])
+    p = Pipeline(judge=CountingJudge(), correctness=False, label_model=model,
+                 answer=lambda question, hits: answered, search=lambda text, k: [])
+    mine = evaluate_item({"id": "a", "question": "O que a ReLU faz?"}, p)
+    given = evaluate_item({"id": "b", "question": "O que a ReLU faz?",
+                           "answer": "A ReLU zera os negativos.", "contexts": ["trecho"]}, p)
+    assert (mine["origin"], mine["automated"], mine["label_by"]) == ("aula", "PC", "model")
+    assert (given["origin"], given["automated"]) == (None, "C")
+    # a judged file may say a given answer is the service's (`aula review export` does)
+    marked = evaluate_item({"id": "c", "question": "O que a ReLU faz?", "origin": "aula",
+                            "answer": "A ReLU zera os negativos.", "contexts": ["trecho"]}, p)
+    assert marked["automated"] == "PC"

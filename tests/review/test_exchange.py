@@ -37,6 +37,8 @@ def test_the_csv_is_a_question_set_aula_eval_reads(db: Database, tmp_path: Path)
     assert qs["answer"].tolist() == [it["answer"] for it in items]
     assert qs["contexts"][0] == [seg["text"] for seg in items[0]["segments"]]
     assert qs["comment"][1] == "falta, \"isto\"\nnuma linha"
+    # the service wrote them: `aula judge` reads them as the service's judge did
+    assert qs["origin"].tolist() == ["aula", "aula"]
 
 
 def test_records_have_the_reference_shape_and_read_back(db: Database) -> None:

@@ -46,9 +46,10 @@ def test_the_service_and_aula_judge_label_an_answer_alike(site: Site, tmp_path: 
     assert signals["claim_p"] and all(0.0 <= p <= 1.0 for p in signals["claim_p"])
     assert signals["thresholds"]["support_at"] == pytest.approx(0.85)
 
-    # The batch judge, on the same answer and the segments the service judged it against.
+    # The batch judge, on the same answer (the service's, as `aula review export` marks it)
+    # and the segments the service judged it against.
     row = {"id": "q1", "question_id": "x1", "question": question, "answer": it["answer"],
-           "contexts": [seg["text"] for seg in it["segments"]], "label": "I"}
+           "contexts": [seg["text"] for seg in it["segments"]], "label": "I", "origin": "aula"}
     file = tmp_path / "answers.jsonl"
     file.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "AULA_LLM_BASE_URL": site.llm.base_url,
@@ -59,6 +60,7 @@ def test_the_service_and_aula_judge_label_an_answer_alike(site: Site, tmp_path: 
     out = json.loads(res.stdout)
     [batch] = out["items"]
     assert (batch["automated"], batch["ar_score"]) == (it["automated"], it["ar_score"])
+    assert batch["origin"] == signals["origin"] == "aula"
     assert batch["correctness_claim_p"] == pytest.approx(signals["claim_p"])
     assert out["summary"]["accuracy"] == 1.0 and out["summary"]["n"] == 1
 
