@@ -254,7 +254,9 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
     own = (len(aula) >= MIN_AULA_ITEMS and len({groups[i] for i in aula}) >= MIN_AULA_GROUPS
            and len({labels[i] for i in aula}) >= 2)
     rest = [i for i in range(len(rows)) if i not in set(aula)] if own else list(range(len(rows)))
-    parts = [("aula:", aula), ("", rest)] if own else [("", rest)]
+    # only answers of this service's to fit on: no submodels for the others (the thresholds
+    # label those)
+    parts = ([("aula:", aula)] + ([("", rest)] if rest else [])) if own else [("", rest)]
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
     for prefix, part in parts:

@@ -254,6 +254,43 @@ def test_fit_labels_fits_a_label_model_on_one_split_and_reports_the_other(
     assert model is not None and model.judge_model == "m1"
 
 
+def test_fit_labels_reports_the_services_answers_apart(tmp_path: Path) -> None:
+    import random
+
+    from app.judging import load_label_model
+
+    rnd = random.Random(8)
+    level = {"C": 0.95, "PC": 0.75, "I": 0.45}
+    gain = {"C": 1.2, "PC": 0.6, "I": 0.05}
+    rows = []
+    for q in range(32):
+        aula_answers = q % 2 == 0  # every other question answered by the service
+        for label in ("C", "PC", "I"):
+            # the service's answers all read as confirmed; the gain after the gold span tells
+            ps = [round(min(1.0, (0.97 if aula_answers else level[label]) + rnd.gauss(0, 0.03)),
+                        3) for _ in range(3)]
+            rows.append({"id": f"{q}{label}", "question_id": f"q{q}", "manual": label,
+                         "split": "fit" if q < 24 else "test", "ar_score": 3, "ar_only": "C",
+                         "correctness_score": 3, "correctness_claim_p": ps,
+                         "coverage_p": rnd.random(), "judge_model": "m1",
+                         "evidence_gain": (gain[label] if aula_answers else 0.5)
+                         + rnd.gauss(0, 0.1), "evidence_gain_low": rnd.gauss(0, 0.2),
+                         **({"origin": "aula"} if aula_answers else {})})
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "labels.json"
+    proc = aula(["fit-labels", str(judged), "--split", "fit", "--out", str(out), "--json"], {})
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    result = json.loads(stdout)
+    mine, given = result["held_out_aula"], result["held_out_given"]
+    assert mine["label_model"]["n"] == given["label_model"]["n"] == 12
+    assert mine["label_model"]["kappa_linear"] >= 0.7
+    assert given["label_model"]["kappa_linear"] >= 0.7
+    model = load_label_model(out)
+    assert model is not None and model.models[0].aula_only
+
+
 def test_eval_on_ray_workers_resumes_the_log_and_reports_alike(
         tmp_path: Path, sample_index, fake) -> None:  # type: ignore[no-untyped-def]
     qfile, first, out = tmp_path / "q.csv", tmp_path / "first.csv", tmp_path / "run"
