@@ -268,6 +268,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["store"]:
-        print(f"{store()} judged items stored in {STORED.relative_to(ROOT)}")
+        stored = ", ".join(str(f.relative_to(ROOT)) for _, f in SETS.values() if f is not None)
+        print(f"{store()} judged items stored in {stored}")
     else:
         main()
