@@ -241,6 +241,15 @@ def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
+def fits_apart(is_aula: Sequence[bool], labels: Sequence[str], groups: Sequence[str]) -> bool:
+    """Whether the answers of this service's among these fitting items (``is_aula``) are
+    enough to get submodels of their own (``MIN_AULA_ITEMS`` answers, ``MIN_AULA_GROUPS``
+    questions, two labels)."""
+    aula = [i for i, a in enumerate(is_aula) if a]
+    return (len(aula) >= MIN_AULA_ITEMS and len({groups[i] for i in aula}) >= MIN_AULA_GROUPS
+            and len({labels[i] for i in aula}) >= 2)
+
+
 def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
                     candidates: Sequence[str], *, judge_model: str = "",
                     likelihood_model: str = "") -> LabelModel:
@@ -251,8 +260,7 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
     submodels of their own, fitted on them alone and tried first (named ``aula:VARIANT`` in the
     figures), and the others are fitted on the rest."""
     aula = [i for i, r in enumerate(rows) if r.get(AULA_ANSWER)]
-    own = (len(aula) >= MIN_AULA_ITEMS and len({groups[i] for i in aula}) >= MIN_AULA_GROUPS
-           and len({labels[i] for i in aula}) >= 2)
+    own = fits_apart([bool(r.get(AULA_ANSWER)) for r in rows], labels, groups)
     rest = [i for i in range(len(rows)) if i not in set(aula)] if own else list(range(len(rows)))
     # only answers of this service's to fit on: no submodels for the others (the thresholds
     # label those)

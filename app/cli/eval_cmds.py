@@ -324,6 +324,7 @@ def fit_labels(
     figures on the fitted items, plain agreement on held-out ones)."""
     import pandas as pd
 
+    from eval.label_model import fits_apart
     from eval.labels import fit_thresholds
     from eval.run import load_items
     from eval.signals import AULA
@@ -349,8 +350,14 @@ def fit_labels(
             if rows.empty:
                 raise InputError(f"{source}: no item in split {split!r}")
         items = judged_items(rows)
-        th = fit_thresholds(items)
-        cv = cross_validated(items)
+        # the thresholds (and the claim level the label model reads claim_share at) are fitted
+        # on the answers written elsewhere when the service's own get submodels of their own:
+        # adding answers of one kind does not move how the other kind is labelled
+        given = rows[rows["origin"] != AULA] if "origin" in rows else rows
+        th_items = judged_items(given) if not given.empty and fits_apart(
+            *_origins_labels_groups(rows)) else items
+        th = fit_thresholds(th_items)
+        cv = cross_validated(th_items)
         model = fit_model(rows, support_at=th.support_at) if "coverage_p" in rows else None
         fitted = sum(1 for it in items if it[2] is not None and not pd.isna(it[2]))
         result: dict[str, Any] = {"thresholds": th.to_dict(), "cross_validated": cv}
@@ -396,6 +403,26 @@ def fit_labels(
                            f"{_f(fig['accuracy'])}, kappa linear {_f(fig['kappa_linear'])}")
 
 
+def _labelled(rows: Any) -> list[dict[str, Any]]:
+    """The judged rows with a manual label."""
+    from eval.labels import normalise_label
+
+    return [r for r in rows.to_dict("records") if normalise_label(r.get("manual"))]
+
+
+def _origins_labels_groups(rows: Any) -> tuple[list[bool], list[str], list[str]]:
+    """For each labelled row: whether the service wrote the answer, its manual label, and its
+    question (what leave-one-question-out leaves out together)."""
+    from eval.labels import normalise_label
+    from eval.signals import AULA
+
+    recs = _labelled(rows)
+    key = "question_id" if any(r.get("question_id") for r in recs) else "question"
+    return ([r.get("origin") == AULA for r in recs],
+            [str(normalise_label(r["manual"])) for r in recs],
+            [str(r.get(key)) for r in recs])
+
+
 def fit_model(rows: Any, candidates: Sequence[str] | None = None, *,
               support_at: float | None = None) -> Any:
     """The label model fitted on the judged ``rows`` with manual labels, with its
@@ -404,16 +431,14 @@ def fit_model(rows: Any, candidates: Sequence[str] | None = None, *,
     that counts as confirmed in ``claim_share``: the fitted thresholds' (the label model is read
     at theirs, ``eval.run.labelled``; default ``Thresholds().support_at``)."""
     from eval.label_model import fit_label_model, loqo_predictions
-    from eval.labels import Thresholds, normalise_label
+    from eval.labels import Thresholds
     from eval.metrics import agreement
     from eval.signals import FEATURES, features
 
-    recs = [r for r in rows.to_dict("records") if normalise_label(r.get("manual"))]
+    recs = _labelled(rows)
     at = Thresholds().support_at if support_at is None else support_at
     feats = [features(r, at) for r in recs]
-    labels = [str(normalise_label(r["manual"])) for r in recs]
-    key = "question_id" if any(r.get("question_id") for r in recs) else "question"
-    groups = [str(r.get(key)) for r in recs]
+    _, labels, groups = _origins_labels_groups(rows)
     models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
     # the gains' scale: another scorer's are not read by this model (eval.run.labelled)
     scorers = {r["likelihood_model"] for r in recs

@@ -262,13 +262,15 @@ def test_fit_labels_reports_the_services_answers_apart(tmp_path: Path) -> None:
     rnd = random.Random(8)
     level = {"C": 0.95, "PC": 0.75, "I": 0.45}
     gain = {"C": 1.2, "PC": 0.6, "I": 0.05}
+    copied = {"C": 0.99, "PC": 0.93, "I": 0.85}
     rows = []
     for q in range(32):
         aula_answers = q % 2 == 0  # every other question answered by the service
         for label in ("C", "PC", "I"):
-            # the service's answers all read as confirmed; the gain after the gold span tells
-            ps = [round(min(1.0, (0.97 if aula_answers else level[label]) + rnd.gauss(0, 0.03)),
-                        3) for _ in range(3)]
+            # the service's answers read as confirmed on another, higher scale (copied out of
+            # their passages); the gain after the gold span tells them apart
+            ps = [round(min(1.0, (copied[label] if aula_answers else level[label])
+                            + rnd.gauss(0, 0.03)), 3) for _ in range(3)]
             rows.append({"id": f"{q}{label}", "question_id": f"q{q}", "manual": label,
                          "split": "fit" if q < 24 else "test", "ar_score": 3, "ar_only": "C",
                          "correctness_score": 3, "correctness_claim_p": ps,
@@ -289,6 +291,16 @@ def test_fit_labels_reports_the_services_answers_apart(tmp_path: Path) -> None:
     assert given["label_model"]["kappa_linear"] >= 0.7
     model = load_label_model(out)
     assert model is not None and model.models[0].aula_only
+    # the service's answers do not move how the others are labelled: the same fit without them
+    alone = tmp_path / "given.jsonl"
+    alone.write_text("".join(json.dumps(r) + "\n" for r in rows if "origin" not in r))
+    proc = aula(["fit-labels", str(alone), "--split", "fit", "--out",
+                 str(tmp_path / "given.json"), "--json"], {})
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    without = json.loads(stdout)
+    assert without["thresholds"] == result["thresholds"]
+    assert without["held_out"]["label_model"] == given["label_model"]
 
 
 def test_eval_on_ray_workers_resumes_the_log_and_reports_alike(
