@@ -220,6 +220,15 @@ def test_an_item_with_a_gold_span_is_checked_against_what_the_lecture_says_there
     assert "pensem por que uma rede só com funções lineares" in text
 
 
+def fit_labels(rows: list[dict], judged: Path, out: Path) -> dict:
+    """`aula fit-labels --split fit --json` on ``rows`` written to ``judged``: its output."""
+    judged.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = aula(["fit-labels", str(judged), "--split", "fit", "--out", str(out), "--json"], {})
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    return json.loads(stdout)
+
+
 def test_fit_labels_fits_a_label_model_on_one_split_and_reports_the_other(
         tmp_path: Path) -> None:
     import random
@@ -237,13 +246,8 @@ def test_fit_labels_fits_a_label_model_on_one_split_and_reports_the_other(
                          "ar_only": "C", "correctness_score": 3 if label == "C" else 1,
                          "correctness_claim_p": ps, "coverage_p": rnd.random(),
                          "judge_model": "m1"})
-    judged = tmp_path / "judged.jsonl"
-    judged.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "labels.json"
-    proc = aula(["fit-labels", str(judged), "--split", "fit", "--out", str(out), "--json"], {})
-    stdout, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == 0, stderr
-    result = json.loads(stdout)
+    result = fit_labels(rows, tmp_path / "judged.jsonl", out)
     held = result["held_out"]
     assert held["label_model"]["n"] == held["ar_only"]["n"] == 18  # the 6 test questions
     assert held["label_model"]["kappa_linear"] > held["ar_only"]["kappa_linear"]
@@ -278,13 +282,8 @@ def test_fit_labels_reports_the_services_answers_apart(tmp_path: Path) -> None:
                          "evidence_gain": (gain[label] if aula_answers else 0.5)
                          + rnd.gauss(0, 0.1), "evidence_gain_low": rnd.gauss(0, 0.2),
                          **({"origin": "aula"} if aula_answers else {})})
-    judged = tmp_path / "judged.jsonl"
-    judged.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "labels.json"
-    proc = aula(["fit-labels", str(judged), "--split", "fit", "--out", str(out), "--json"], {})
-    stdout, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == 0, stderr
-    result = json.loads(stdout)
+    result = fit_labels(rows, tmp_path / "judged.jsonl", out)
     mine, given = result["held_out_aula"], result["held_out_given"]
     assert mine["label_model"]["n"] == given["label_model"]["n"] == 12
     assert mine["label_model"]["kappa_linear"] >= 0.7
@@ -292,13 +291,8 @@ def test_fit_labels_reports_the_services_answers_apart(tmp_path: Path) -> None:
     model = load_label_model(out)
     assert model is not None and model.models[0].aula_only
     # the service's answers do not move how the others are labelled: the same fit without them
-    alone = tmp_path / "given.jsonl"
-    alone.write_text("".join(json.dumps(r) + "\n" for r in rows if "origin" not in r))
-    proc = aula(["fit-labels", str(alone), "--split", "fit", "--out",
-                 str(tmp_path / "given.json"), "--json"], {})
-    stdout, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == 0, stderr
-    without = json.loads(stdout)
+    without = fit_labels([r for r in rows if "origin" not in r], tmp_path / "given.jsonl",
+                         tmp_path / "given.json")
     assert without["thresholds"] == result["thresholds"]
     assert without["held_out"]["label_model"] == given["label_model"]
 
