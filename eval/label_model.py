@@ -259,12 +259,14 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
     answers of this service (``AULA_ANSWER``) from ``MIN_AULA_GROUPS`` questions, those get
     submodels of their own, fitted on them alone and tried first (named ``aula:VARIANT`` in the
     figures), and the others are fitted on the rest."""
-    aula = [i for i, r in enumerate(rows) if r.get(AULA_ANSWER)]
-    own = fits_apart([bool(r.get(AULA_ANSWER)) for r in rows], labels, groups)
-    rest = [i for i in range(len(rows)) if i not in set(aula)] if own else list(range(len(rows)))
-    # only answers of this service's to fit on: no submodels for the others (the thresholds
-    # label those)
-    parts = ([("aula:", aula)] + ([("", rest)] if rest else [])) if own else [("", rest)]
+    is_aula = [bool(r.get(AULA_ANSWER)) for r in rows]
+    parts = [("", list(range(len(rows))))]
+    if fits_apart(is_aula, labels, groups):
+        aula = [i for i, a in enumerate(is_aula) if a]
+        rest = [i for i, a in enumerate(is_aula) if not a]
+        # only answers of this service's to fit on: no submodels for the others (the
+        # thresholds label those)
+        parts = [("aula:", aula)] + ([("", rest)] if rest else [])
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
     for prefix, part in parts:
@@ -279,6 +281,7 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
 
 def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
                   candidates: Sequence[str]) -> tuple[list[Submodel], dict[str, Any]]:
+    """The submodels of ``_variants`` fitted on ``rows``, in order, and each one's figures."""
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
     seen: set[tuple[str, ...]] = set()
