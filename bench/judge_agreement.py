@@ -137,11 +137,10 @@ def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
     env.pop("AULA_LABEL_THRESHOLDS", None)
     subprocess.run([sys.executable, "-m", "app.cli", "eval", str(src), "--out", str(out),
                     "--json"], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
-    wanted = {r["id"] for r in rows}  # the folder may hold items of an earlier, larger run
+    by_id = {r["id"]: r for r in rows}  # the folder may hold items of an earlier, larger run
     items = [it for it in (json.loads(x) for x in
                            (out / "items.jsonl").read_text().splitlines() if x.strip())
-             if it["id"] in wanted]
-    by_id = {r["id"]: r for r in rows}
+             if it["id"] in by_id]
     for it in items:
         it.update({k: by_id[it["id"]][k] for k in SET_COLUMNS if k in by_id[it["id"]]})
         it["condition"] = condition

@@ -355,7 +355,7 @@ def fit_labels(
         # adding answers of one kind does not move how the other kind is labelled
         given = rows[rows["origin"] != AULA] if "origin" in rows else rows
         th_items = judged_items(given) if not given.empty and fits_apart(
-            *_origins_labels_groups(rows)) else items
+            *_origins_labels_groups(_labelled(rows))) else items
         th = fit_thresholds(th_items)
         cv = cross_validated(th_items)
         model = fit_model(rows, support_at=th.support_at) if "coverage_p" in rows else None
@@ -410,13 +410,13 @@ def _labelled(rows: Any) -> list[dict[str, Any]]:
     return [r for r in rows.to_dict("records") if normalise_label(r.get("manual"))]
 
 
-def _origins_labels_groups(rows: Any) -> tuple[list[bool], list[str], list[str]]:
-    """For each labelled row: whether the service wrote the answer, its manual label, and its
-    question (what leave-one-question-out leaves out together)."""
+def _origins_labels_groups(recs: list[dict[str, Any]]
+                           ) -> tuple[list[bool], list[str], list[str]]:
+    """For each labelled row (``_labelled``): whether the service wrote the answer, its manual
+    label, and its question (what leave-one-question-out leaves out together)."""
     from eval.labels import normalise_label
     from eval.signals import AULA
 
-    recs = _labelled(rows)
     key = "question_id" if any(r.get("question_id") for r in recs) else "question"
     return ([r.get("origin") == AULA for r in recs],
             [str(normalise_label(r["manual"])) for r in recs],
@@ -438,7 +438,7 @@ def fit_model(rows: Any, candidates: Sequence[str] | None = None, *,
     recs = _labelled(rows)
     at = Thresholds().support_at if support_at is None else support_at
     feats = [features(r, at) for r in recs]
-    _, labels, groups = _origins_labels_groups(rows)
+    _, labels, groups = _origins_labels_groups(recs)
     models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
     # the gains' scale: another scorer's are not read by this model (eval.run.labelled)
     scorers = {r["likelihood_model"] for r in recs
