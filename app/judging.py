@@ -172,6 +172,8 @@ def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
         "reference_gain_low": item.get("reference_gain_low"),
         "evidence_gain": item.get("evidence_gain"),
         "evidence_gain_low": item.get("evidence_gain_low"),
+        "evidence_novelty": item.get("evidence_novelty"),
+        "evidence_recall": item.get("evidence_recall"),
         "likelihood_model": item.get("likelihood_model"),
         "origin": item.get("origin"),
         "label_by": item.get("label_by"),

@@ -37,8 +37,10 @@ the test part's figures are printed beside the others, with and without the like
 
 Beside them, how far two labellings of the set agree (``second_labelling``): the labels of
 ``judge_3b1b.jsonl`` against ``judge_3b1b_second.jsonl``, a second labelling made blind to the
-first (question, answer and the lecture's transcript at the gold span only; stop 27). The
-judge's agreement is read against that ceiling.
+first (question, answer and the lecture's transcript at the gold span only; stop 27), and the
+same for the service's answers (``second_labelling_generated``: ``generated_3b1b_labelled.jsonl``
+against ``generated_3b1b_second.jsonl``, stop 50). The judge's agreement is read against that
+ceiling.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ SECOND = ROOT / "bench" / "data" / "judge_3b1b_second.jsonl"
 STORED = ROOT / "bench" / "data" / "judged_3b1b_gold.jsonl"
 GENERATED = ROOT / "bench" / "data" / "generated_3b1b_labelled.jsonl"
 STORED_GENERATED = ROOT / "bench" / "data" / "judged_generated_3b1b.jsonl"
+SECOND_GENERATED = ROOT / "bench" / "data" / "generated_3b1b_second.jsonl"
 SETS = {"gold": (SET, STORED), "plain": (SET, None), "generated": (GENERATED, STORED_GENERATED)}
 """Each condition's labelled set and where its judged items are stored (``store``)."""
 SET_COLUMNS = ("split", "origin", "question_id")
@@ -148,15 +151,15 @@ def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
     return items
 
 
-def second_labelling() -> dict[str, Any]:
-    """Agreement of the set's labels with the blind second labelling, per part."""
+def second_labelling(labelled: Path = SET, second_path: Path = SECOND) -> dict[str, Any]:
+    """Agreement of a set's labels with its blind second labelling, per part."""
     from eval.metrics import accuracy, cohen_kappa
 
     def rows(path: Path) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in map(json.loads, path.read_text(encoding="utf-8")
                                         .splitlines()) if r}
 
-    first, second = rows(SET), rows(SECOND)
+    first, second = rows(labelled), rows(second_path)
     out: dict[str, Any] = {}
     for part in ("fit", "test"):
         ids = [i for i, r in first.items() if r["split"] == part and i in second]
@@ -217,6 +220,7 @@ def main() -> None:
     rows = pd.DataFrame(items)
     figures: dict[str, Any] = {
         "second_labelling": second_labelling(),
+        "second_labelling_generated": second_labelling(GENERATED, SECOND_GENERATED),
         "label_model_signals": fit.get("label_model", {}).get("signals"),
         "fit_part_leave_one_question_out": _short(
             fit.get("label_model", {}).get("leave_one_question_out") or {}),

@@ -221,11 +221,12 @@ def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
 
 def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
     """The submodels to fit, in the order they are tried: one that may read every signal;
-    one without the reference's words, for an answer in another language than its reference
-    (the likelihood gain still reads it); one without the gains, for a judge run with no
-    likelihood scorer (``AULA_JUDGE_LIKELIHOOD=off``); one without any reference signal (the
-    evidence gain still reads the lecture); one with neither (the service's judge, which
-    loads no scorer)."""
+    one without the words (the reference's and the lecture's), for an answer in another
+    language than its reference (the likelihood gain still reads it); one without the gains,
+    for a judge run with no likelihood scorer (``AULA_JUDGE_LIKELIHOOD=off``); one without any
+    reference signal (the evidence gain and the lecture's words still read the gold span); one
+    with neither (the service's judge, which loads no scorer); one without words either, for
+    an answer in another language than the lecture with nothing else to read it by."""
     out = [("with_reference", list(candidates))]
     if any(f in WORD_FEATURES for f in candidates):
         out.append(("reference_without_words", [f for f in candidates if f not in WORD_FEATURES]))
@@ -238,6 +239,10 @@ def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
         out.append(("without_reference_or_gain",
                     [f for f in candidates
                      if f not in REFERENCE_FEATURES and f not in LIKELIHOOD_FEATURES]))
+    if any(f in WORD_FEATURES and f not in REFERENCE_FEATURES for f in candidates):
+        out.append(("without_reference_gain_or_words",
+                    [f for f in candidates if f not in REFERENCE_FEATURES
+                     and f not in LIKELIHOOD_FEATURES and f not in WORD_FEATURES]))
     return out
 
 

@@ -35,6 +35,7 @@ from eval.signals import (
     AULA,
     LIKELIHOOD_FEATURES,
     coverage,
+    evidence_words,
     features,
     reference_agreement,
     reference_words,
@@ -143,6 +144,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     words = reference_words(question, answer_text, None if reference is None else str(reference))
     out["reference_novelty"] = None if words is None else words["novelty"]
     out["reference_recall"] = None if words is None else words["recall"]
+    if gold_text:
+        out.update(evidence_words(question, answer_text, gold_text))
     # the evidence gain is read after the gold span only: read after the question's best
     # windows instead, it told the labels apart less well (README, "Stop 44")
     if p.likelihood is not None and (reference is not None or gold_text):

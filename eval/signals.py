@@ -108,7 +108,8 @@ signal: it chooses the submodel, ``eval.label_model``)."""
 FEATURES = (
     "ar", "claim_mean", "claim_min", "claim_share", "claim_count", "strict_mean", "strict_min",
     "coverage", "reference_agree", "reference_novelty", "reference_recall", "reference_gain",
-    "reference_gain_low", "evidence_gain", "evidence_gain_low",
+    "reference_gain_low", "evidence_gain", "evidence_gain_low", "evidence_novelty",
+    "evidence_recall",
 )
 """Every signal a label model may use, in this order."""
 REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall",
@@ -117,8 +118,11 @@ REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall"
 LIKELIHOOD_FEATURES = GAIN_FEATURES
 """The signals that need a likelihood scorer (``eval.likelihood``); the evidence gain needs no
 reference answer, only the lecture text the answer is judged on."""
-WORD_FEATURES = ("reference_novelty", "reference_recall")
-"""The signals that need the answer in the reference's language (its words must match)."""
+EVIDENCE_WORD_FEATURES = ("evidence_novelty", "evidence_recall")
+"""The words of the answer against the lecture's text at the gold span (``evidence_words``)."""
+WORD_FEATURES = ("reference_novelty", "reference_recall", *EVIDENCE_WORD_FEATURES)
+"""The signals that need the answer in the language of the text they read it against (the
+reference answer, the lecture): its words must match."""
 
 
 def _floats(value: Any) -> list[float]:
@@ -161,8 +165,22 @@ def features(item: Mapping[str, Any], support_at: float = SUPPORT_AT
         "reference_gain_low": _number(item.get("reference_gain_low")),
         "evidence_gain": _number(item.get("evidence_gain")),
         "evidence_gain_low": _number(item.get("evidence_gain_low")),
+        "evidence_novelty": _number(item.get("evidence_novelty")),
+        "evidence_recall": _number(item.get("evidence_recall")),
         AULA_ANSWER: 1.0 if item.get("origin") == AULA else 0.0,
     }
+
+
+def evidence_words(question: str, answer: str, lecture_text: str | None
+                   ) -> dict[str, float | None]:
+    """``reference_words`` read against the lecture's text at the item's gold span instead of
+    a reference answer, as ``evidence_novelty`` and ``evidence_recall`` (None without that text
+    or when the answer is in another language than the lecture). The span says more than an
+    answer needs, so recall is low for every answer; it is the difference that tells: a right
+    answer says more of the span's words, a wrong one brings more words the span does not say."""
+    got = reference_words(question, answer, lecture_text)
+    return {"evidence_novelty": None if got is None else got["novelty"],
+            "evidence_recall": None if got is None else got["recall"]}
 
 
 def _words(item: Mapping[str, Any]) -> tuple[float | None, float | None]:

@@ -354,3 +354,26 @@ def test_a_few_answers_of_the_service_get_no_submodel_of_their_own() -> None:
     few = _aula_items(3, seed=11)  # 9 answers, 3 questions: too few to fit on alone
     model = fit_label_model(rows + few[0], labels + few[1], groups + few[2], FEATURES)
     assert not any(m.aula_only for m in model.models)
+
+
+def test_the_services_answers_judged_live_keep_a_submodel_of_their_own() -> None:
+    """Fitted on the service's answers with a gold span (the likelihood gain and the lecture's
+    words read them best), the model still has a submodel of the service's own for an answer
+    judged live by the service (no gold span, no scorer: neither gain nor words)."""
+    rows, labels, groups = _aula_items(15, seed=21)
+    rnd = random.Random(22)
+    for r, label in zip(rows, labels, strict=True):
+        r["evidence_novelty"] = NOVELTY[label] + rnd.gauss(0, 0.05)
+        r["evidence_recall"] = rnd.random()
+        r["strict_mean"] = LEVEL[label] + rnd.gauss(0, 0.1)
+    model = fit_label_model(rows, labels, groups, FEATURES)
+    live, live_labels, _ = _aula_items(6, seed=23)
+    rnd = random.Random(24)
+    for r, label in zip(live, live_labels, strict=True):
+        r.update(evidence_gain=None, evidence_gain_low=None,
+                 strict_mean=LEVEL[label] + rnd.gauss(0, 0.1))
+    used = [next(m for m in model.models if m.usable(r)) for r in live]
+    assert all(m.aula_only for m in used)
+    assert not set(used[0].features) & {"evidence_gain", "evidence_gain_low",
+                                        "evidence_novelty", "evidence_recall"}
+    assert cohen_kappa(live_labels, [model.predict(r) for r in live], weights="linear") >= 0.6

@@ -147,3 +147,35 @@ def test_an_answer_the_pipeline_wrote_is_labelled_as_the_services_own() -> None:
     marked = evaluate_item({"id": "c", "question": "O que a ReLU faz?", "origin": "aula",
                             "answer": "A ReLU zera os negativos.", "contexts": ["trecho"]}, p)
     assert marked["automated"] == "PC"
+
+
+def test_an_answer_with_a_gold_span_is_read_against_what_the_lecture_says_there() -> None:
+    """No reference answer, only where the lecture answers: a right answer says the span's
+    words, a wrong one brings words of its own, and one in another language gets neither."""
+    from eval.run import evaluate_item
+
+    lecture = ("Uma transformação linear mantém as retas como retas e a origem fixa. As linhas "
+               "da grade continuam paralelas e igualmente espaçadas depois da transformação.")
+    asked: list[tuple[str, float, float]] = []
+
+    def span_text(lecture_id: str, start: float, end: float) -> str:
+        asked.append((lecture_id, start, end))
+        return lecture
+
+    p = Pipeline(judge=CountingJudge(), correctness=False, span_text=span_text)
+    gold = {"question": "o que faz uma transformação ser linear?",
+            "gold_lecture": "2016/linear-transformations", "gold_start": 60.0, "gold_end": 150.0}
+    right = evaluate_item({**gold, "id": "r", "answer": "Ela mantém as retas como retas e a "
+                           "origem fixa: a grade continua paralela e igualmente espaçada."}, p)
+    wrong = evaluate_item({**gold, "id": "w", "answer": "Ela precisa ter determinante "
+                           "positivo e multiplicar cada vetor por um número inteiro."}, p)
+    english = evaluate_item({**gold, "id": "e", "answer": "It keeps lines straight and the "
+                             "origin fixed, so the grid stays parallel and evenly spaced."}, p)
+    assert asked[0] == ("2016/linear-transformations", 60.0, 150.0)
+    assert right["evidence_novelty"] < wrong["evidence_novelty"]
+    assert right["evidence_recall"] > wrong["evidence_recall"]
+    assert english["evidence_novelty"] is None and english["evidence_recall"] is None
+    # without a gold span there is nothing to read them against
+    plain = evaluate_item({"id": "p", "question": gold["question"], "answer": right["answer"],
+                           "contexts": [lecture]}, p)
+    assert "evidence_novelty" not in plain
