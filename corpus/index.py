@@ -22,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import math
 import os
 import shutil
 import time
@@ -281,6 +282,13 @@ class IndexStore:
         data.manifest = manifest
         return final
 
+    def sweep(self) -> None:
+        """Remove what interrupted writes left beside the live version (``write`` does it
+        too): for an ingest that writes nothing."""
+        live = self.current_dir()
+        if live is not None:
+            self._sweep(keep=live)
+
     def _sweep(self, keep: Path) -> None:
         """Remove leftovers of interrupted writes."""
         for child in self.root.iterdir():
@@ -463,6 +471,35 @@ def _merge_cues(
     kept = old[~old["lecture_id"].isin(touched)]
     merged = pd.concat([kept, fresh], ignore_index=True) if len(kept) else fresh
     return merged.sort_values(["lecture_id", "start"], kind="stable").reset_index(drop=True)
+
+
+WRITE_STAMPS = ("version", "updated", "counts")
+"""Manifest fields a write sets: not part of what an index holds."""
+
+
+def same_content(a: IndexData, b: IndexData) -> bool:
+    """Whether ``a`` and ``b`` hold the same index (windows with their ids and vectors,
+    lectures, cues, units, settings), whatever version and time each was written at: an ingest
+    that changes nothing need not write a version that every server would then reload."""
+    def stamped(m: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in m.items() if k not in WRITE_STAMPS}
+
+    def rows(frame: pd.DataFrame | None) -> list[tuple[Any, ...]] | None:
+        if frame is None:
+            return None
+        return [tuple(None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+                      for v in r) for r in frame.itertuples(index=False)]
+
+    def same_array(x: np.ndarray | None, y: np.ndarray | None) -> bool:
+        if x is None or y is None:
+            return x is None and y is None
+        return bool(np.array_equal(x, y))
+
+    return (stamped(a.manifest) == stamped(b.manifest)
+            and rows(a.segments) == rows(b.segments)
+            and rows(a.lectures) == rows(b.lectures)
+            and rows(a.cues) == rows(b.cues) and rows(a.units) == rows(b.units)
+            and same_array(a.vectors, b.vectors) and same_array(a.unit_vectors, b.unit_vectors))
 
 
 def remove_lectures(data: IndexData, lecture_ids: list[str]) -> IndexData:

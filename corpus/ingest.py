@@ -14,7 +14,7 @@ import pandas as pd
 from corpus.discover import Found, discover, load, other_transcripts, siblings
 from corpus.embed import Embedder
 from corpus.errors import InputError
-from corpus.index import IndexStore, empty_data, merge_lectures
+from corpus.index import IndexStore, empty_data, merge_lectures, same_content
 from corpus.models import Cue, Window
 from corpus.readers.errors import TranscriptError
 from corpus.repeats import REPEAT_SHARE, misfiled, repeated_lectures, text_share
@@ -85,6 +85,8 @@ class IngestSummary:
     total_lectures: int = 0
     vector_store: dict[str, Any] = field(default_factory=dict)
     """What the shared vector store did (``MilvusStore.sync``), when there is one."""
+    unchanged: bool = False
+    """The lectures read hold what the index already held: no new version was written."""
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -182,7 +184,8 @@ def ingest(
     if not updates:
         return summary
     with store.lock():
-        if store.exists():
+        existed = store.exists()
+        if existed:
             data = store.load(with_faiss=False)
             store.check_model(data, embedder.model_id)
             if data.manifest.get("segmentation") != params.as_dict() or (
@@ -205,7 +208,13 @@ def ingest(
             new.manifest["units"] = params.units_dict()
         else:
             new.manifest.pop("units", None)
-        store.write(new)
+        if existed and same_content(data, new):
+            # the transcripts say what the index holds: the live version stays, and no server
+            # reloads it for nothing
+            summary.unchanged = True
+            store.sweep()
+        else:
+            store.write(new)
         if vector_store is not None:
             summary.vector_store = {"name": vector_store.name,
                                     **vector_store.sync(new, progress=progress)}

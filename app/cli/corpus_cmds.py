@@ -129,6 +129,7 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
         f"{len(summary.lectures)} aulas lidas, {summary.embedded} segmentos novos embutidos, "
         f"{summary.reused} reaproveitados, {len(summary.failed)} falhas; índice "
         f"{summary.index_dir}: {summary.total_lectures} aulas, {summary.total_segments} segmentos"
+        + ("; nada mudou, a versão em uso continua" if summary.unchanged else "")
     )
     if summary.vector_store:
         vs = summary.vector_store

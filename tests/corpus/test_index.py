@@ -49,6 +49,28 @@ def test_adding_a_lecture_keeps_every_existing_id(tmp_path: Path, embedder) -> N
     assert store.load(with_faiss=False).segments.corpus_id.tolist() == after.corpus_id.tolist()
 
 
+def test_ingesting_unchanged_transcripts_keeps_the_live_version(tmp_path: Path, embedder
+                                                               ) -> None:
+    """A nightly `aula ingest` over transcripts nobody changed writes nothing, so no server
+    reloads; a changed line is a new version, with only its windows embedded again."""
+    lectures = tmp_path / "lectures"
+    shutil.copytree(SAMPLES, lectures)
+    store = IndexStore(tmp_path / "idx")
+    ingest([lectures], store, embedder)
+    live = store.live_version()
+    again = ingest([lectures], store, embedder)
+    assert again.unchanged and again.embedded == 0
+    assert store.live_version() == live
+    srt = lectures / "derivadas" / "derivadas.srt"
+    text = srt.read_text(encoding="utf-8")
+    first = next(line for line in text.splitlines() if line[:1].isalpha())
+    srt.write_text(text.replace(first, first + " Isto é uma frase nova.", 1), encoding="utf-8")
+    changed = ingest([lectures], store, embedder)
+    assert not changed.unchanged and 0 < changed.embedded < changed.total_segments
+    assert store.live_version() != live
+    assert "Isto é uma frase nova." in " ".join(store.load(with_faiss=False).segments.text)
+
+
 def test_remove_keeps_other_ids_and_search_works(tmp_path: Path, embedder) -> None:
     store = IndexStore(tmp_path / "idx")
     ingest([SAMPLES], store, embedder)
