@@ -139,10 +139,15 @@ class IndexData:
         return int(self.manifest.get("dim", 0))
 
     def lecture_meta(self) -> dict[str, dict[str, str]]:
-        return {
-            str(r["lecture_id"]): {k: ("" if pd.isna(r[k]) else str(r[k])) for k in LECTURE_COLUMNS}
-            for _, r in self.lectures.iterrows()
-        }
+        return lecture_meta(self.lectures)
+
+
+def lecture_meta(lectures: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """Lecture id -> its metadata row (``LECTURE_COLUMNS``, missing values as "")."""
+    return {
+        str(r["lecture_id"]): {k: ("" if pd.isna(r[k]) else str(r[k])) for k in LECTURE_COLUMNS}
+        for _, r in lectures.iterrows()
+    }
 
 
 def empty_data(model_id: str, dim: int, params: dict[str, Any]) -> IndexData:
@@ -178,6 +183,12 @@ class IndexStore:
 
     def exists(self) -> bool:
         return self.current_dir() is not None
+
+    def lectures(self) -> dict[str, dict[str, str]]:
+        """The live version's lectures (``lecture_meta``), read without its vectors; {} when
+        there is no index."""
+        live = self.current_dir()
+        return {} if live is None else lecture_meta(pd.read_parquet(live / "lectures.parquet"))
 
     def live_version(self) -> str | None:
         """The name of the live version folder (one small read): it changes with every write,

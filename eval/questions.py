@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import unicodedata
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 
@@ -182,6 +185,9 @@ def _normalise_row(number: int, row: dict[str, Any]) -> dict[str, Any]:
                 out[name] = parse_timestamp(str(out[name]))
             except ValueError:
                 raise fail(f"{name} {out[name]!r} is not seconds or HH:MM:SS") from None
+    start, end = out.get("gold_start"), out.get("gold_end")
+    if start is not None and end is not None and end < start:
+        raise fail(f"gold_end {end:g} s is before gold_start {start:g} s")
     try:
         out["contexts"] = parse_contexts(out.get("contexts"))
     except ValueError as exc:
@@ -215,3 +221,66 @@ def parse_contexts(value: Any) -> list[str] | None:
     if not all(isinstance(item, str) for item in items):
         raise ValueError("every context must be a string")
     return [item.strip() for item in items if item.strip()] or None
+
+
+def _folded(text: str) -> str:
+    """Lower case, accents and punctuation dropped, spaces collapsed: how titles are compared."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", plain).split())
+
+
+def _video_key(url: str) -> str | None:
+    """What identifies a video link whatever its form: the YouTube video id (``watch?v=``,
+    ``youtu.be/``, ``/embed/``, ``/shorts/``), else the address without scheme, query and
+    fragment; None for text that is no link."""
+    text = url.strip()
+    if not re.match(r"(?i)^(https?://|www\.|youtu)", text):
+        return None
+    parsed = urlsplit(text if "://" in text else "https://" + text)
+    host = parsed.netloc.lower().removeprefix("www.").removeprefix("m.")
+    if host == "youtu.be":
+        return "yt:" + parsed.path.strip("/").split("/")[0]
+    if host.endswith("youtube.com"):
+        video = parse_qs(parsed.query).get("v")
+        if video:
+            return "yt:" + video[0]
+        parts = parsed.path.strip("/").split("/")
+        if len(parts) >= 2 and parts[0] in ("embed", "shorts", "live", "v"):
+            return "yt:" + parts[1]
+    return host + parsed.path.rstrip("/")
+
+
+def resolve_gold_lectures(table: pd.DataFrame, lectures: dict[str, dict[str, str]]
+                          ) -> tuple[pd.DataFrame, list[str]]:
+    """``table`` with each ``gold_lecture`` given as a lecture's title or video link (as
+    instructors name a lecture) replaced by that lecture's id in the index (``lectures``: id ->
+    ``title``, ``url``), and one message per row whose gold lecture is none of the index's,
+    naming the closest ids. Such a row is judged without its gold span, as if it gave none."""
+    from rapidfuzz import process
+
+    if "gold_lecture" not in table or not lectures:
+        return table, []
+    by_title: dict[str, list[str]] = {}
+    by_video: dict[str, list[str]] = {}
+    for lid, meta in lectures.items():
+        by_title.setdefault(_folded(lid), []).append(lid)
+        if meta.get("title"):
+            by_title.setdefault(_folded(meta["title"]), []).append(lid)
+        if meta.get("url") and (key := _video_key(meta["url"])):
+            by_video.setdefault(key, []).append(lid)
+    out = table.copy()
+    problems: list[str] = []
+    for i, given in enumerate(out["gold_lecture"].tolist()):
+        if given is None or given in lectures:
+            continue
+        key = _video_key(given)
+        found = by_video.get(key, []) if key else by_title.get(_folded(given), [])
+        if len(set(found)) == 1:
+            out.at[out.index[i], "gold_lecture"] = found[0]
+            continue
+        closest = [m for m, score, _ in process.extract(given, list(lectures), limit=3)
+                   if score >= 60]
+        hint = f" (closest: {', '.join(closest)})" if closest else ""
+        problems.append(f"row {i + 1}: gold_lecture {given!r} is no lecture of this index"
+                        f"{hint}; judged without its gold span")
+    return out, problems

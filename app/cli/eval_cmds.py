@@ -103,7 +103,7 @@ def eval_cmd(
     options = EvalOptions(samples=samples, thresholds=thresholds, k=k,
                           correctness=not no_correctness, ragas=ragas)
     with one_line_errors():
-        qs = load_questions(questions)
+        qs = _known_gold_lectures(load_questions(questions), s)
         if ray:
             from app.ray_eval import RayEvaluator
 
@@ -118,6 +118,26 @@ def eval_cmd(
         summary = write_reports(items, out, hide_urls=hide_urls)
     _warn_bare_evidence(qs.to_dict("records"), items)
     _print_summary(summary, out, json_out)
+
+
+def _known_gold_lectures(qs: Any, s: Any) -> Any:
+    """The question set with gold lectures named by title or video link resolved to the
+    index's ids (``eval.questions.resolve_gold_lectures``); a row whose gold lecture the
+    index does not hold is said on stderr, since it is judged without its gold span."""
+    from corpus.index import IndexStore
+    from eval.questions import resolve_gold_lectures
+
+    qs, problems = resolve_gold_lectures(qs, IndexStore(s.index_dir).lectures())
+    for problem in problems[:MAX_ROW_WARNINGS]:
+        typer.echo(f"aviso: {problem}", err=True)
+    if len(problems) > MAX_ROW_WARNINGS:
+        typer.echo(f"aviso: and {len(problems) - MAX_ROW_WARNINGS} more rows whose "
+                   "gold_lecture is no lecture of this index", err=True)
+    return qs
+
+
+MAX_ROW_WARNINGS = 10
+"""Rows named one by one in a warning; the rest are counted."""
 
 
 def _warn_bare_evidence(rows: list[dict[str, Any]], items: list[dict[str, Any]]) -> None:
@@ -253,6 +273,7 @@ def judge(
 
             retriever, _ = build_retriever(s)
             search, span_text = retriever.search, retriever.span_text
+            qs = _known_gold_lectures(qs, s)
         pipeline = judge_pipeline(s, judge_client(s, stack=stack), samples=samples,
                                   thresholds=_thresholds(thresholds, s), search=search, k=k,
                                   label_model=_label_model(thresholds, s),

@@ -72,6 +72,13 @@ def test_empty_question_names_the_row(tmp_path: Path) -> None:
         load_questions(path)
 
 
+def test_a_gold_span_ending_before_it_starts_names_the_row(tmp_path: Path) -> None:
+    path = _write(tmp_path / "q.csv", "question,gold_lecture,gold_start,gold_end\n"
+                  "ok?,a,10,20\nponto?,a,00:05:03,00:05:03\noutra?,a,00:02:00,90\n")
+    with pytest.raises(QuestionsError, match="row 3: gold_end 90 s is before gold_start 120 s"):
+        load_questions(path)
+
+
 def test_unknown_label_names_row_and_value(tmp_path: Path) -> None:
     path = _write(tmp_path / "q.csv", "question,manual\nok?,C\noutra?,talvez\n")
     with pytest.raises(QuestionsError, match="row 2.*'talvez'"):

@@ -220,6 +220,36 @@ def test_an_item_with_a_gold_span_is_checked_against_what_the_lecture_says_there
     assert "pensem por que uma rede só com funções lineares" in text
 
 
+def test_a_gold_lecture_named_by_its_title_or_link_is_found_and_an_unknown_one_is_said(
+        tmp_path: Path, sample_index, fake) -> None:  # type: ignore[no-untyped-def]
+    """Instructors name a lecture as they know it: by its title or its video link. A name the
+    index does not hold is said on stderr, with the closest ids, not silently dropped."""
+    answers = tmp_path / "answers.jsonl"
+    span = {"gold_start": 341.4, "gold_end": 354.8}
+    rows = [
+        {"id": "t", "gold_lecture": "introducao as Redes Neurais", **span},
+        {"id": "u", "gold_lecture": "youtu.be/AULA0000001?t=341", **span},
+        {"id": "x", "gold_lecture": "redes-neurias", **span},
+    ]
+    answers.write_text("".join(json.dumps(
+        {**r, "question": "Quantos neurônios tem a última camada?", "label": "C",
+         "answer": "Só com funções lineares a rede aprende apenas funções lineares."},
+        ensure_ascii=False) + "\n" for r in rows))
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url}
+    before = len(fake.requests)
+    proc = aula(["judge", str(answers), "--json", "-k", "1"], env)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    items = {it["id"]: it for it in json.loads(stdout)["items"]}
+    assert items["t"]["gold_lecture"] == items["u"]["gold_lecture"] == "redes-neurais"
+    assert items["t"]["evidence_recall"] is not None and "evidence_recall" not in items["x"]
+    checked = [r["messages"][-1]["content"] for r in fake.requests[before:]
+               if "verificador de fatos" in r["messages"][0]["content"]]
+    assert any("pensem por que uma rede só com funções lineares" in c for c in checked)
+    assert "row 3: gold_lecture 'redes-neurias' is no lecture of this index" in stderr
+    assert "closest: redes-neurais" in stderr and "row 1" not in stderr
+
+
 def fit_labels(rows: list[dict], judged: Path, out: Path) -> dict:
     """`aula fit-labels --split fit --json` on ``rows`` written to ``judged``: its output."""
     judged.write_text("".join(json.dumps(r) + "\n" for r in rows))
