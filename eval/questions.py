@@ -250,37 +250,57 @@ def _video_key(url: str) -> str | None:
     return host + parsed.path.rstrip("/")
 
 
+class LectureNames:
+    """The index's lectures by the names instructors give them: the id itself, the title (or
+    id) case, accents and punctuation aside, or the video link in any form."""
+
+    def __init__(self, lectures: dict[str, dict[str, str]]) -> None:
+        self.ids = list(lectures)
+        self.known = set(self.ids)
+        self.by_title: dict[str, set[str]] = {}
+        self.by_video: dict[str, set[str]] = {}
+        for lid, meta in lectures.items():
+            self.by_title.setdefault(_folded(lid), set()).add(lid)
+            if meta.get("title"):
+                self.by_title.setdefault(_folded(meta["title"]), set()).add(lid)
+            if meta.get("url") and (key := _video_key(meta["url"])):
+                self.by_video.setdefault(key, set()).add(lid)
+
+    def resolve(self, name: str) -> str | None:
+        """The id of the one lecture ``name`` names; None when it names none (or several)."""
+        if name in self.known:
+            return name
+        key = _video_key(name)
+        found = self.by_video.get(key, set()) if key else self.by_title.get(_folded(name), set())
+        return next(iter(found)) if len(found) == 1 else None
+
+    def unknown(self, name: str) -> str:
+        """What to say of a name that resolves to no lecture: it, and the closest ids."""
+        from rapidfuzz import process
+
+        closest = [m for m, score, _ in process.extract(name, self.ids, limit=3) if score >= 60]
+        hint = f" (closest: {', '.join(closest)})" if closest else ""
+        return f"gold_lecture {name!r} is no lecture of this index{hint}"
+
+
 def resolve_gold_lectures(table: pd.DataFrame, lectures: dict[str, dict[str, str]]
                           ) -> tuple[pd.DataFrame, list[str]]:
     """``table`` with each ``gold_lecture`` given as a lecture's title or video link (as
     instructors name a lecture) replaced by that lecture's id in the index (``lectures``: id ->
     ``title``, ``url``), and one message per row whose gold lecture is none of the index's,
     naming the closest ids. Such a row is judged without its gold span, as if it gave none."""
-    from rapidfuzz import process
-
     if "gold_lecture" not in table or not lectures:
         return table, []
-    by_title: dict[str, list[str]] = {}
-    by_video: dict[str, list[str]] = {}
-    for lid, meta in lectures.items():
-        by_title.setdefault(_folded(lid), []).append(lid)
-        if meta.get("title"):
-            by_title.setdefault(_folded(meta["title"]), []).append(lid)
-        if meta.get("url") and (key := _video_key(meta["url"])):
-            by_video.setdefault(key, []).append(lid)
+    names = LectureNames(lectures)
     out = table.copy()
     problems: list[str] = []
     for i, given in enumerate(out["gold_lecture"].tolist()):
-        if given is None or given in lectures:
+        if given is None:
             continue
-        key = _video_key(given)
-        found = by_video.get(key, []) if key else by_title.get(_folded(given), [])
-        if len(set(found)) == 1:
-            out.at[out.index[i], "gold_lecture"] = found[0]
-            continue
-        closest = [m for m, score, _ in process.extract(given, list(lectures), limit=3)
-                   if score >= 60]
-        hint = f" (closest: {', '.join(closest)})" if closest else ""
-        problems.append(f"row {i + 1}: gold_lecture {given!r} is no lecture of this index"
-                        f"{hint}; judged without its gold span")
+        found = names.resolve(str(given))
+        if found is None:
+            problems.append(f"row {i + 1}: {names.unknown(str(given))}; judged without its "
+                            "gold span")
+        elif found != given:
+            out.at[out.index[i], "gold_lecture"] = found
     return out, problems

@@ -71,6 +71,27 @@ def read_gold(path: Path, *, split: str | None = None, lang: str | None = None
     return out
 
 
+def known_lectures(questions: Sequence[GoldQuestion], lectures: dict[str, dict[str, str]]
+                   ) -> tuple[list[GoldQuestion], list[str]]:
+    """``questions`` whose gold lecture is one of the index's (named by id, title or video
+    link: ``eval.questions.LectureNames``), with the id; and a message for each of the others,
+    which no window of this index can answer (a set written for another index)."""
+    from dataclasses import replace
+
+    from eval.questions import LectureNames
+
+    names = LectureNames(lectures)
+    kept: list[GoldQuestion] = []
+    problems: list[str] = []
+    for q in questions:
+        found = names.resolve(q.lecture)
+        if found is None:
+            problems.append(f"question {q.id}: {names.unknown(q.lecture)}")
+        else:
+            kept.append(q if found == q.lecture else replace(q, lecture=found))
+    return kept, problems
+
+
 def figures(questions: Sequence[GoldQuestion], results: Sequence[Sequence[Hit]], k: int = 5
             ) -> dict[str, float]:
     """The figures of the module docstring for each question's hits."""

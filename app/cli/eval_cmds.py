@@ -620,8 +620,9 @@ def fit_fusion(
     spans over this index, and store them beside the index."""
     from app.services import build_retriever
     from corpus.fusion import FIRST_SLICE, INDEX_FILE
+    from corpus.index import IndexStore
     from eval.retrieval import fit_fusion as fit_on
-    from eval.retrieval import read_gold, run
+    from eval.retrieval import known_lectures, read_gold, run
 
     s = settings_for(index)
     with one_line_errors():
@@ -629,6 +630,15 @@ def fit_fusion(
         if not qs:
             raise InputError(f"{questions[0]}: no answerable question with a gold span"
                              + (f" in split {split!r}" if split else ""))
+        qs, unknown = known_lectures(qs, IndexStore(s.index_dir).lectures())
+        for problem in unknown[:MAX_ROW_WARNINGS]:
+            typer.echo(f"aviso: {problem}; left out of the fit", err=True)
+        if len(unknown) > MAX_ROW_WARNINGS:
+            typer.echo(f"aviso: and {len(unknown) - MAX_ROW_WARNINGS} more questions whose "
+                       "gold_lecture is no lecture of this index", err=True)
+        if not qs:
+            raise InputError(f"{questions[0]}: no question's gold lecture is in the index at "
+                             f"{s.index_dir} (another index's questions?)")
         retriever, _ = build_retriever(s)
         fusion = fit_on(retriever, qs, fitted_on=", ".join(p.name for p in questions)
                         + (f"; split {split}" if split else ""))

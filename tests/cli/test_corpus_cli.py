@@ -208,3 +208,36 @@ def test_a_sentence_stretched_to_the_end_of_a_stream_is_cut_and_reported(tmp_pat
     res = run("search", "alguns de vocês vieram responder", "-k", "5", "--json", index=index)
     hits = json.loads(res.stdout)
     assert hits and max(h["end"] for h in hits) < 300
+
+
+def test_fit_fusion_reads_lectures_by_name_and_says_which_it_cannot_find(
+        tmp_path: Path, cli_index: Path) -> None:
+    """Gold spans over this index fit its weights; a question whose lecture the index does not
+    hold is named and left out, and a set written for another index is refused."""
+    index = tmp_path / "index"
+    shutil.copytree(cli_index, index)
+    rows = [
+        {"id": "d1", "question": "quanto vale a derivada de x ao quadrado?",
+         "gold_lecture": "derivadas", "gold_start": 41.4, "gold_end": 61.7},
+        {"id": "d2", "question": "o que é a derivada geometricamente?",
+         "gold_lecture": "Derivadas: a taxa de variação", "gold_start": 17.4, "gold_end": 26.4},
+        {"id": "n1", "question": "o que a ReLU faz com entradas negativas?",
+         "gold_lecture": "https://youtube.com/watch?v=AULA0000001&t=60",
+         "gold_start": 0.0, "gold_end": 600.0},
+        {"id": "x1", "question": "o que é uma integral?", "gold_lecture": "integrais",
+         "gold_start": 0.0, "gold_end": 60.0},
+    ]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    res = run("fit-fusion", str(gold), "--json", index=index)
+    assert res.returncode == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert report["questions"] == 3 and report["fitted"]["span_hit@5"] == 1.0
+    assert (index / "fusion.json").exists()
+    assert "question x1: gold_lecture 'integrais' is no lecture of this index" in res.stderr
+    assert "d2" not in res.stderr and "n1" not in res.stderr
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps(rows[-1]) + "\n")
+    res = run("fit-fusion", str(other), index=index)
+    assert res.returncode == 1 and res.stderr.count("erro:") == 1
+    assert "no question's gold lecture is in the index" in res.stderr
