@@ -128,16 +128,21 @@ def _known_gold_lectures(qs: Any, s: Any) -> Any:
     from eval.questions import resolve_gold_lectures
 
     qs, problems = resolve_gold_lectures(qs, IndexStore(s.index_dir).lectures())
-    for problem in problems[:MAX_ROW_WARNINGS]:
-        typer.echo(f"aviso: {problem}", err=True)
-    if len(problems) > MAX_ROW_WARNINGS:
-        typer.echo(f"aviso: and {len(problems) - MAX_ROW_WARNINGS} more rows whose "
-                   "gold_lecture is no lecture of this index", err=True)
+    _warn_unknown_lectures(problems, "rows")
     return qs
 
 
 MAX_ROW_WARNINGS = 10
 """Rows named one by one in a warning; the rest are counted."""
+
+
+def _warn_unknown_lectures(problems: list[str], what: str, tail: str = "") -> None:
+    """Each problem on stderr, up to ``MAX_ROW_WARNINGS``, then how many more ``what``."""
+    for problem in problems[:MAX_ROW_WARNINGS]:
+        typer.echo(f"aviso: {problem}{tail}", err=True)
+    if len(problems) > MAX_ROW_WARNINGS:
+        typer.echo(f"aviso: and {len(problems) - MAX_ROW_WARNINGS} more {what} whose "
+                   "gold_lecture is no lecture of this index", err=True)
 
 
 def _warn_bare_evidence(rows: list[dict[str, Any]], items: list[dict[str, Any]]) -> None:
@@ -631,11 +636,7 @@ def fit_fusion(
             raise InputError(f"{questions[0]}: no answerable question with a gold span"
                              + (f" in split {split!r}" if split else ""))
         qs, unknown = known_lectures(qs, IndexStore(s.index_dir).lectures())
-        for problem in unknown[:MAX_ROW_WARNINGS]:
-            typer.echo(f"aviso: {problem}; left out of the fit", err=True)
-        if len(unknown) > MAX_ROW_WARNINGS:
-            typer.echo(f"aviso: and {len(unknown) - MAX_ROW_WARNINGS} more questions whose "
-                       "gold_lecture is no lecture of this index", err=True)
+        _warn_unknown_lectures(unknown, "questions", "; left out of the fit")
         if not qs:
             raise InputError(f"{questions[0]}: no question's gold lecture is in the index at "
                              f"{s.index_dir} (another index's questions?)")
