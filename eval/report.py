@@ -342,11 +342,14 @@ def _plain(value: Any) -> Any:
 
 
 def _retrieval(rows: pd.DataFrame) -> dict[str, Any] | None:
-    gold = _column(rows, "gold_lecture")
+    # a gold lecture without its span says which video, not which minute: no span to hit
+    gold = [g is not None and a is not None and b is not None for g, a, b in zip(
+        _column(rows, "gold_lecture"), _column(rows, "gold_start"), _column(rows, "gold_end"),
+        strict=True)]
     searched = ([True] * len(rows) if "retrieved" not in rows.columns
                 else [bool(x) for x in _column(rows, "retrieved")])
     ranks = [r for g, r, s in zip(gold, _column(rows, "hit_rank"), searched, strict=True)
-             if g is not None and s]
+             if g and s]
     if not ranks:
         return None
     ints = [None if r is None else int(r) for r in ranks]

@@ -58,6 +58,9 @@ class Pipeline:
     samples: int = 1
     correctness: bool = True
     thresholds: Thresholds = field(default_factory=Thresholds)
+    search_in: Callable[[str, int, list[str]], list[Hit]] | None = None
+    """``search`` limited to some lectures: a given answer whose item names its gold lecture
+    but no span is checked against that lecture's passages, not the whole index's."""
     span_text: Callable[[str, float, float], str | None] | None = None
     """Set: an item with a gold lecture and span is judged against what the lecture says there
     (first), besides the retrieved or given text (``Retriever.span_text``)."""
@@ -90,11 +93,18 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     citations: list[dict[str, Any]] = []
     error = None
     gold_text = _gold_text(row, p)
+    search = p.search
+    lecture = _val(row, "gold_lecture")
+    search_in = p.search_in
+    if given is not None and lecture is not None and not gold_text and search_in is not None:
+        def search(text: str, k: int) -> list[Hit]:
+            # the lecture is known, the minute is not: its passages, not another lecture's
+            return search_in(text, k, [str(lecture)])
     # a given answer with a gold span is judged on what the lecture says there (and the
     # reference answer): nothing retrieved near the question would be better evidence
     if (given is None or not contexts) and not (given is not None and gold_text):
-        if p.search is not None:
-            hits = p.search(question, p.k)
+        if search is not None:
+            hits = search(question, p.k)
         elif given is None:
             raise InputError(f"item {row['id']}: no answer given and no index to search")
     answer_text = given
@@ -115,9 +125,9 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - recorded on the item, the run goes on
             error = f"answer failed: {exc}"
     texts = list(contexts) if contexts else (read or [h.text for h in hits])
-    if given is not None and not contexts and not gold_text and p.search is not None:
+    if given is not None and not contexts and not gold_text and search is not None:
         # a given answer with no evidence of its own: the passages that bear on its claims
-        texts = [h.text for h in claim_evidence(p.search, answer_text, hits)]
+        texts = [h.text for h in claim_evidence(search, answer_text, hits)]
     judged_on = [gold_text, *(t for t in texts if t != gold_text)] if gold_text else texts
     out: dict[str, Any] = {
         k: (None if is_missing(v) else v) for k, v in row.items() if k != "contexts"
@@ -175,8 +185,10 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     if p.ragas is not None:
         out.update(p.ragas({"question": question, "answer": answer_text, "contexts": texts,
                             "reference": _val(row, "reference_answer")}).row())
-    if _val(row, "gold_lecture") is not None and hits:
-        gold = Span(str(row["gold_lecture"]), float(row["gold_start"]), float(row["gold_end"]))
+    start, end = _val(row, "gold_start"), _val(row, "gold_end")
+    if _val(row, "gold_lecture") is not None and start is not None and end is not None and hits:
+        # (a lecture without a span has no rank: its hits may have been searched within it)
+        gold = Span(str(row["gold_lecture"]), float(start), float(end))
         out["hit_rank"] = first_hit_rank(gold, hits)
     return out
 

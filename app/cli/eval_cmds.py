@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,11 @@ def eval_cmd(
     _print_summary(summary, out, json_out)
 
 
+def _search_in(retriever: Any, question: str, k: int, lectures: list[str]) -> list[Any]:
+    """``retriever.search`` within ``lectures`` (``Pipeline.search_in``)."""
+    return list(retriever.search(question, k, lectures=lectures))
+
+
 def _known_gold_lectures(qs: Any, s: Any) -> Any:
     """The question set with gold lectures named by title or video link resolved to the
     index's ids (``eval.questions.resolve_gold_lectures``); a row whose gold lecture the
@@ -176,6 +182,8 @@ def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
         s, judge_client(s, services.llm), samples=o.samples,
         thresholds=_thresholds(o.thresholds, s), label_model=_label_model(o.thresholds, s),
         search=lambda q, n: services.search(services.search_query(q), n).hits,
+        search_in=lambda q, n, lectures: services.search(
+            services.search_query(q), n, lectures=lectures).hits,
         span_text=services.retriever.span_text,
         answer=lambda q, hits: EvalAnswer(services.answerer.run(
             q, hits, query=services.search_query(q))),
@@ -272,17 +280,18 @@ def judge(
         qs = load_questions(file)
         if "answer" not in qs or qs["answer"].isna().any():
             raise InputError(f"{file}: every row needs an 'answer' for `aula judge`")
-        search = span_text = None
+        search = search_in = span_text = None
         if "contexts" not in qs or qs["contexts"].isna().any():
             from app.services import build_retriever
 
             retriever, _ = build_retriever(s)
             search, span_text = retriever.search, retriever.span_text
+            search_in = partial(_search_in, retriever)
             qs = _known_gold_lectures(qs, s)
         pipeline = judge_pipeline(s, judge_client(s, stack=stack), samples=samples,
                                   thresholds=_thresholds(thresholds, s), search=search, k=k,
                                   label_model=_label_model(thresholds, s),
-                                  span_text=span_text)
+                                  span_text=span_text, search_in=search_in)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max(1, concurrency)) as pool:

@@ -179,3 +179,42 @@ def test_an_answer_with_a_gold_span_is_read_against_what_the_lecture_says_there(
     plain = evaluate_item({"id": "p", "question": gold["question"], "answer": right["answer"],
                            "contexts": [lecture]}, p)
     assert "evidence_novelty" not in plain
+
+
+def test_an_answer_whose_item_names_only_its_lecture_is_checked_against_that_lecture() -> None:
+    """A set that says which lecture answers but not the minute: the claims are checked against
+    that lecture's passages, not those of another lecture that shares the question's words."""
+    from corpus.models import Hit
+    from eval.run import evaluate_item
+
+    def hit(lecture: str, start: float, text: str) -> Hit:
+        return Hit(corpus_id=int(start), score=1.0, lecture_id=lecture, title=lecture, url="",
+                   start=start, end=start + 120, text=text)
+
+    passages = [hit("derivadas-2", 0.0, "A derivada de x ao cubo é x ao quadrado."),
+                hit("derivadas", 300.0, "A derivada de x ao cubo é três x ao quadrado.")]
+    searched: list[list[str] | None] = []
+
+    def search_in(text: str, k: int, lectures: list[str] | None = None) -> list[Hit]:
+        searched.append(lectures)
+        return [h for h in passages if lectures is None or h.lecture_id in lectures][:k]
+
+    read: list[str] = []
+
+    def verify(messages):  # type: ignore[no-untyped-def]
+        read.append(messages[-1]["content"])
+        return "SIM", {"SIM": 0.9, "NÃO": 0.1}
+
+    p = Pipeline(judge=CountingJudge(), verify=verify, search=lambda t, k: search_in(t, k),
+                 search_in=search_in, k=2)
+    row = {"id": "c", "question": "qual a derivada de x ao cubo?", "gold_lecture": "derivadas",
+           "answer": "É três x ao quadrado."}
+    evaluate_item(row, p)
+    claims = [u for u in read if "AFIRMAÇÃO" in u]
+    assert claims and all("três x ao quadrado" in u.split("AFIRMAÇÃO")[0] for u in claims)
+    assert not any("x ao cubo é x ao quadrado" in u for u in claims)
+    assert searched and all(s == ["derivadas"] for s in searched)
+    # an item that names no lecture is searched over every lecture, as before
+    searched.clear()
+    evaluate_item({k: v for k, v in row.items() if k != "gold_lecture"}, p)
+    assert searched and all(s is None for s in searched)

@@ -230,6 +230,7 @@ def test_a_gold_lecture_named_by_its_title_or_link_is_found_and_an_unknown_one_i
         {"id": "t", "gold_lecture": "introducao as Redes Neurais", **span},
         {"id": "u", "gold_lecture": "youtu.be/AULA0000001?t=341", **span},
         {"id": "x", "gold_lecture": "redes-neurias", **span},
+        {"id": "l", "gold_lecture": "Introdução às redes neurais"},  # the video, not the minute
     ]
     answers.write_text("".join(json.dumps(
         {**r, "question": "Quantos neurônios tem a última camada?", "label": "C",
@@ -243,6 +244,7 @@ def test_a_gold_lecture_named_by_its_title_or_link_is_found_and_an_unknown_one_i
     items = {it["id"]: it for it in json.loads(stdout)["items"]}
     assert items["t"]["gold_lecture"] == items["u"]["gold_lecture"] == "redes-neurais"
     assert items["t"]["evidence_recall"] is not None and "evidence_recall" not in items["x"]
+    assert items["l"]["automated"] is not None and items["l"].get("hit_rank") is None
     checked = [r["messages"][-1]["content"] for r in fake.requests[before:]
                if "verificador de fatos" in r["messages"][0]["content"]]
     assert any("pensem por que uma rede só com funções lineares" in c for c in checked)
