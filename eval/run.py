@@ -93,13 +93,15 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     citations: list[dict[str, Any]] = []
     error = None
     gold_text = _gold_text(row, p)
-    search = p.search
+    search = whole = p.search
     lecture = _val(row, "gold_lecture")
     search_in = p.search_in
     if given is not None and lecture is not None and not gold_text and search_in is not None:
         def search(text: str, k: int) -> list[Hit]:
             # the lecture is known, the minute is not: its passages, not another lecture's
-            return search_in(text, k, [str(lecture)])
+            # (the whole index's when the index holds no such lecture)
+            found = search_in(text, k, [str(lecture)])
+            return found if found or whole is None else whole(text, k)
     # a given answer with a gold span is judged on what the lecture says there (and the
     # reference answer): nothing retrieved near the question would be better evidence
     if (given is None or not contexts) and not (given is not None and gold_text):

@@ -218,3 +218,7 @@ def test_an_answer_whose_item_names_only_its_lecture_is_checked_against_that_lec
     searched.clear()
     evaluate_item({k: v for k, v in row.items() if k != "gold_lecture"}, p)
     assert searched and all(s is None for s in searched)
+    # and so is one naming a lecture the index does not hold (`aula judge` says so)
+    read.clear()
+    evaluate_item({**row, "gold_lecture": "integrais"}, p)
+    assert any("três x ao quadrado" in u for u in read if "AFIRMAÇÃO" in u)
