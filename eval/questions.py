@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -31,6 +30,8 @@ import pandas as pd
 
 from corpus.errors import InputError
 from corpus.jsonlines import read_objects
+from corpus.metadata import web_url
+from corpus.query import fold
 from eval.labels import normalise_label
 from eval.record import parse_timestamp
 
@@ -225,18 +226,20 @@ def parse_contexts(value: Any) -> list[str] | None:
 
 def _folded(text: str) -> str:
     """Lower case, accents and punctuation dropped, spaces collapsed: how titles are compared."""
-    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", plain).split())
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", fold(text)).split())
 
 
 def _video_key(url: str) -> str | None:
     """What identifies a video link whatever its form: the YouTube video id (``watch?v=``,
     ``youtu.be/``, ``/embed/``, ``/shorts/``), else the address without scheme, query and
-    fragment; None for text that is no link."""
-    text = url.strip()
-    if not re.match(r"(?i)^(https?://|www\.|youtu)", text):
+    fragment; None for text that is no link (``corpus.metadata.web_url``)."""
+    try:
+        link = web_url(url)
+    except ValueError:
         return None
-    parsed = urlsplit(text if "://" in text else "https://" + text)
+    if not link:
+        return None
+    parsed = urlsplit(link)
     host = parsed.netloc.lower().removeprefix("www.").removeprefix("m.")
     if host == "youtu.be":
         return "yt:" + parsed.path.strip("/").split("/")[0]
