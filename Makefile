@@ -14,8 +14,8 @@ help: ## list the targets
 
 $(BIN)/aula: pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-cache-dir torch==2.13.0
+	$(BIN)/pip install -q --no-cache-dir -e '.[dev]'
 	@touch $@
 
 install: $(BIN)/aula ## set up .venv/ with the project and its dependencies
