@@ -147,8 +147,8 @@ def term_coverage(question: str, texts: Sequence[str],
     ``Retriever.said_in_few_lectures``) is the question's subject, not its phrasing, and counts:
     "qual a probabilidade no problema do aniversario" found every other word near a coin-flip
     passage and was answered with it; of 3b1b-pt's 126 lectures, one says "aniversário".
-    Stop 45, offline over the answer bench's index with the shipped gate (README, "How answers
-    are made"): 3 decisions changed on 412 Portuguese bench questions, all for the better."""
+    Stop 45, offline over the answer bench's index with the shipped gate (docs/answers.md):
+    3 decisions changed on 412 Portuguese bench questions, all for the better."""
     pt = detect_language(question) == "pt"
     common = common_words("pt", COMMON_WORDS) if pt else frozenset()
     terms = {w for w in _content_words(question) if len(w) >= 4
@@ -207,8 +207,8 @@ def top_unit(hits: Sequence[Any]) -> float:
     A window's cosine is diluted by the rest of its two minutes, and more for a short question:
     "o que é a regra de cramer?" reaches 0.853 with the Cramer's-rule lecture first, as low as
     questions on subjects the lectures never teach ("o que é a transformada z?" 0.879), while
-    its best unit reaches 0.896 (0.880). Read by the shipped gate since stop 47 (README, "How
-    answers are made": held-out Portuguese questions on neighbouring subjects declined 0.45 ->
+    its best unit reaches 0.896 (0.880). Read by the shipped gate since stop 47
+    (docs/answers.md: held-out Portuguese questions on neighbouring subjects declined 0.45 ->
     0.80, answerable ones answered 1.0 -> 1.0)."""
     units = [float(h.unit_score) for h in hits if getattr(h, "unit_score", None) is not None]
     if units:

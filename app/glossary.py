@@ -4,8 +4,8 @@ lecture, whose translation says "consulta", "chave" and "valor").
 
 Read by the evidence gate's ``term_coverage`` only: a question's English term counts as found
 when the retrieved windows say it or one of its Portuguese words. Search is not given these
-words (stop 28 measured such a glossary in the query and did not take it: README, "How search
-works"). Keys and words are lower case without accents; a glossary word matches when the
+words (stop 28 measured such a glossary in the query and did not take it: docs/search.md).
+Keys and words are lower case without accents; a glossary word matches when the
 windows say it whole or with the same Snowball stem (not by its first five letters, as the
 question's own words match)."""
 

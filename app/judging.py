@@ -89,7 +89,7 @@ def bare_evidence_warning(rows: Sequence[Mapping[str, Any]], judge_model: str | 
                           ) -> str | None:
     """A warning when the embedded judge labelled given answers that came with no reference
     answer, gold span or contexts: on those its labels agreed with instructors' at about chance
-    level on our bench (``bench/judge_agreement.py``, README "How the judges work")."""
+    level on our bench (``bench/judge_agreement.py``, docs/judges.md)."""
     from app.embedded_llm import MODEL_ID
     from eval.metrics import is_missing
 

@@ -8,7 +8,7 @@ JSON). Each index is built once with the default settings and kept under bench/o
 as Brazilian students do where the machine translation says it otherwise ("bhaskara" /
 "fórmula quadrática", "produto interno" / "produto escalar", "rank" / "classificação",
 "backprop" / "retropropagação"; ``term`` and ``transcript_term`` on each line), 6 of them
-controls; written for stop 28's measurement of a glossary of such names (not taken: README).
+controls; written for stop 28's measurement of a glossary of such names (not taken: docs/search.md).
 
 Printed side by side, in the same run: the first slice's hybrid (plain RRF of dense and BM25
 over the two-minute windows), each retriever alone over windows, each with its units, and the

@@ -107,7 +107,8 @@ QUESTION_SYSTEM = {
 FUSION_PRIOR = 0.3
 """Weight of the fused order beside the query likelihood (``with_prior``), chosen on the 74
 fitting questions (``bench/data/questions_3b1b_dev.jsonl`` and the fitting half of
-``answers_3b1b.jsonl``) among 0-0.5 for span-hit@1 + MRR@10 with the embedded model (README)."""
+``answers_3b1b.jsonl``) among 0-0.5 for span-hit@1 + MRR@10 with the embedded model
+(docs/search.md)."""
 
 
 def with_prior(scores: Sequence[float | None], prior: float) -> list[float | None]:

@@ -159,7 +159,7 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     if gold_text:
         out.update(evidence_words(question, answer_text, gold_text))
     # the evidence gain is read after the gold span only: read after the question's best
-    # windows instead, it told the labels apart less well (README, "Stop 44")
+    # windows instead, it told the labels apart less well (docs/judges.md, "Stop 44")
     if p.likelihood is not None and (reference is not None or gold_text):
         out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
         out.update(answer_gains(p.likelihood, question, answer_text,

@@ -20,7 +20,7 @@ stop words dropped) that neither the reference answer nor the question says (``n
 wrong detail brings words of its own), and the share of the reference's words beyond the
 question that the answer says (``recall``: a vague answer says little of it). On the judge
 bench's fitting part, novelty alone labelled questions left out of the fit better than any LLM
-signal of the embedded model (README, "How the judges work").
+signal of the embedded model (docs/judges.md).
 
 ``features`` turns a judged item (its stored columns) into the named numbers a label model
 (``eval.label_model``) is fitted on; a signal the item lacks is None. Beside the signals it
