@@ -97,6 +97,7 @@ def eval_cmd(
     """Run a question set through retrieval, answer and judges; write the reports to --out.
     Killed runs resume: finished items are kept in OUT/items.jsonl."""
     from app.services import build_services
+    from corpus.index import IndexStore
     from eval.questions import load_questions
     from eval.run import run_batch, write_reports
 
@@ -104,7 +105,7 @@ def eval_cmd(
     options = EvalOptions(samples=samples, thresholds=thresholds, k=k,
                           correctness=not no_correctness, ragas=ragas)
     with one_line_errors():
-        qs = _known_gold_lectures(load_questions(questions), s)
+        qs = _known_gold_lectures(load_questions(questions), IndexStore(s.index_dir).lectures())
         if ray:
             from app.ray_eval import RayEvaluator
 
@@ -126,14 +127,14 @@ def _search_in(retriever: Any, question: str, k: int, lectures: list[str]) -> li
     return list(retriever.search(question, k, lectures=lectures))
 
 
-def _known_gold_lectures(qs: Any, s: Any) -> Any:
+def _known_gold_lectures(qs: Any, lectures: dict[str, dict[str, str]]) -> Any:
     """The question set with gold lectures named by title or video link resolved to the
-    index's ids (``eval.questions.resolve_gold_lectures``); a row whose gold lecture the
-    index does not hold is said on stderr, since it is judged without its gold span."""
-    from corpus.index import IndexStore
+    index's ids (``lectures``: ``eval.questions.resolve_gold_lectures``); a row whose gold
+    lecture the index does not hold is said on stderr, since it is judged without its gold
+    span."""
     from eval.questions import resolve_gold_lectures
 
-    qs, problems = resolve_gold_lectures(qs, IndexStore(s.index_dir).lectures())
+    qs, problems = resolve_gold_lectures(qs, lectures)
     _warn_unknown_lectures(problems, "rows")
     return qs
 
@@ -287,7 +288,7 @@ def judge(
             retriever, _ = build_retriever(s)
             search, span_text = retriever.search, retriever.span_text
             search_in = partial(_search_in, retriever)
-            qs = _known_gold_lectures(qs, s)
+            qs = _known_gold_lectures(qs, retriever.data.lecture_meta())
         pipeline = judge_pipeline(s, judge_client(s, stack=stack), samples=samples,
                                   thresholds=_thresholds(thresholds, s), search=search, k=k,
                                   label_model=_label_model(thresholds, s),
@@ -634,7 +635,6 @@ def fit_fusion(
     spans over this index, and store them beside the index."""
     from app.services import build_retriever
     from corpus.fusion import FIRST_SLICE, INDEX_FILE
-    from corpus.index import IndexStore
     from eval.retrieval import fit_fusion as fit_on
     from eval.retrieval import known_lectures, read_gold, run
 
@@ -644,12 +644,13 @@ def fit_fusion(
         if not qs:
             raise InputError(f"{questions[0]}: no answerable question with a gold span"
                              + (f" in split {split!r}" if split else ""))
-        qs, unknown = known_lectures(qs, IndexStore(s.index_dir).lectures())
+        # the index first: a missing one is said as such, not as unknown lectures
+        retriever, _ = build_retriever(s)
+        qs, unknown = known_lectures(qs, retriever.data.lecture_meta())
         _warn_unknown_lectures(unknown, "questions", "; left out of the fit")
         if not qs:
             raise InputError(f"{questions[0]}: no question's gold lecture is in the index at "
                              f"{s.index_dir} (another index's questions?)")
-        retriever, _ = build_retriever(s)
         fusion = fit_on(retriever, qs, fitted_on=", ".join(p.name for p in questions)
                         + (f"; split {split}" if split else ""))
         fitted, _ = run(retriever, qs, fusion=fusion)

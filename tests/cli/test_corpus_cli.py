@@ -241,3 +241,7 @@ def test_fit_fusion_reads_lectures_by_name_and_says_which_it_cannot_find(
     res = run("fit-fusion", str(other), index=index)
     assert res.returncode == 1 and res.stderr.count("erro:") == 1
     assert "no question's gold lecture is in the index" in res.stderr
+    # no index at all is said as such, not as a set of unknown lectures
+    res = run("fit-fusion", str(gold), index=tmp_path / "missing")
+    assert res.returncode == 1 and res.stderr.count("erro:") == 1
+    assert "no index in" in res.stderr and "aviso:" not in res.stderr
