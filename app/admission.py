@@ -1,6 +1,6 @@
 """Admission for LLM work: a bounded line per LLM slot, a deadline per question, 503 when full.
 
-The LLM answers ``slots`` questions at a time (the embedded server has one slot). A question
+The LLM answers ``slots`` questions at a time (on 2 cores the embedded model writes one). A question
 takes a place in line (``Admission.enter``), which fails at once with ``Busy`` (503 and
 ``Retry-After``) when ``slots × (1 + queue)`` questions are already running or waiting. Admitted,
 it waits for a slot and then runs on one of the admission's own ``slots`` worker threads, never

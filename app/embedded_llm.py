@@ -28,6 +28,9 @@ GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 PART_COUNT = 22
 PART_VERSION = "0.2.0"
 MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+SLOTS = 2
+"""The embedded server's slots: one keeps the answer prompt's start cached, the other the
+checks' (``EmbeddedLLM``)."""
 
 _CHUNK = 8 * 1024 * 1024
 
@@ -154,8 +157,16 @@ class EmbeddedLLM:
 
     ``base_url`` ends in ``/v1`` and ``model_id`` is the name the server answers to, ready for
     ``LLMClient``. ``threads`` sets generation and prompt-processing threads; ``ctx`` the
-    context length (one slot, so the whole context serves one request at a time); ``port``
-    None lets the OS pick a free one. llama.cpp logs only warnings and errors unless ``verbose``.
+    context length, shared by the slots (each may use all of it); ``port`` None lets the OS
+    pick a free one. llama.cpp logs only warnings and errors unless ``verbose``.
+
+    ``slots`` (default ``SLOTS``): sequences the server keeps, each with the cached prompt it
+    last read. llama.cpp sends a request to the slot whose cached prompt shares the longest
+    start with it, and reads only the part after that. With one slot, a question's answer
+    prompt found the slot holding the last sentence check (another system prompt), so every
+    answer read its whole prompt again; with two, answers and checks keep a slot each and an
+    answer reads its system prompt and header from the cache (``bench/prompt_cache.py``). The
+    service still answers ``AULA_LLM_SLOTS`` questions at a time.
     """
 
     host = "127.0.0.1"
@@ -169,8 +180,10 @@ class EmbeddedLLM:
         *,
         startup_timeout: float = 180.0,
         verbose: bool = False,
+        slots: int | None = None,
     ) -> None:
         self.model_path = Path(model_path)
+        self.slots = SLOTS if slots is None else max(1, slots)
         self.threads = threads
         self.ctx = ctx
         self.port = port
@@ -206,7 +219,10 @@ class EmbeddedLLM:
         params.hostnames = [self.host]
         params.port = self.port or 0  # 0: the OS picks a free port, no race
         params.n_ctx = self.ctx
-        params.n_parallel = 1
+        params.n_parallel = self.slots
+        params.kv_unified = True  # one KV cache of `ctx` cells that every slot may fill
+        # keep each idle slot's prompt in its KV cells: the next answer (or check) reuses it
+        params.cache_idle_slots = False
         params.n_gpu_layers = 0
         params.cpuparams.n_threads = self.threads
         params.cpuparams_batch.n_threads = self.threads

@@ -10,7 +10,7 @@ ALL = [
     "answer_quality", "gate_decisions",
     "ingest_query", "ingest_scale", "retrieval_quality", "cross_language", "vector_stores",
     "faiss_scale", "gpu_embed",
-    "ask_latency", "focus_cache", "search_load", "load_run",
+    "ask_latency", "prompt_cache", "focus_cache", "search_load", "load_run",
     "judge_throughput", "eval_scale", "judge_agreement", "annotate", "summary_requests",
     "comparisons",
 ]
