@@ -157,8 +157,8 @@ class EmbeddedLLM:
 
     ``base_url`` ends in ``/v1`` and ``model_id`` is the name the server answers to, ready for
     ``LLMClient``. ``threads`` sets generation and prompt-processing threads; ``ctx`` the
-    context length, shared by the slots (each may use all of it); ``port`` None lets the OS
-    pick a free one. llama.cpp logs only warnings and errors unless ``verbose``.
+    context length of each slot; ``port`` None lets the OS pick a free one. llama.cpp logs only
+    warnings and errors unless ``verbose``.
 
     ``slots`` (default ``SLOTS``): sequences the server keeps, each with the cached prompt it
     last read. llama.cpp sends a request to the slot whose cached prompt shares the longest
@@ -218,9 +218,11 @@ class EmbeddedLLM:
         params.model_alias = {self.model_id}
         params.hostnames = [self.host]
         params.port = self.port or 0  # 0: the OS picks a free port, no race
-        params.n_ctx = self.ctx
+        # each slot has a whole context of its own: a long prompt in one never has to push
+        # the other's cached prompt out (about 28 KB a token for this model: 235 MB a slot)
+        params.n_ctx = self.ctx * self.slots
         params.n_parallel = self.slots
-        params.kv_unified = True  # one KV cache of `ctx` cells that every slot may fill
+        params.kv_unified = False
         # keep each idle slot's prompt in its KV cells: the next answer (or check) reuses it
         params.cache_idle_slots = False
         params.n_gpu_layers = 0
