@@ -80,8 +80,8 @@ class Settings(BaseSettings):
     llm_model: str | None = None
     llm_timeout: float = 120.0
     llm_retries: int = 2
-    llm_threads: int = 2
-    llm_ctx: int = 8192
+    llm_threads: int = 2  # the embedded server's threads
+    llm_ctx: int = 8192  # tokens of context in each of the embedded server's slots
     llm_max_tokens: int = 512
     # Characters of segment text in one prompt, for the answerer, the judges and ragas alike
     # (corpus/context.py): the main lever on CPU answer time (the embedded 1.5B model reads
