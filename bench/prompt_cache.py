@@ -44,35 +44,6 @@ def _answer(answerer: Any, services: Any, question: str) -> tuple[float | None, 
     return first, time.perf_counter() - t0, text
 
 
-def _counting_client(base_url: str, model: str) -> Any:
-    """An ``LLMClient`` whose streamed replies (the answers) also keep llama.cpp's own counts:
-    the prompt tokens it read and those it took from the cache (``timings`` in the last
-    chunk)."""
-    from app.llm import LLMClient
-
-    class Counting(LLMClient):
-        def __init__(self, *a: Any, **kw: Any) -> None:
-            super().__init__(*a, **kw)
-            self.counts: list[tuple[int, int]] = []
-
-        def stream(self, messages: Any, *, temperature: float = 0.0,
-                   max_tokens: int | None = None) -> Any:
-            chunks = self._client.chat.completions.create(
-                stream=True, **self._kwargs(messages, temperature, max_tokens))
-            try:
-                for chunk in chunks:
-                    timings = (chunk.model_extra or {}).get("timings")
-                    if timings:
-                        self.counts.append((int(timings.get("prompt_n", 0)),
-                                            int(timings.get("cache_n", 0))))
-                    if chunk.choices and chunk.choices[0].delta.content:
-                        yield chunk.choices[0].delta.content
-            finally:
-                chunks.close()
-
-    return Counting(base_url, model=model, timeout=600.0)
-
-
 def _run(index: str, slots: int, n: int) -> dict[str, Any]:
     """Every question answered on a server of ``slots`` slots: seconds to the first word and
     to the whole answer (the first question, which warms the server, not counted), and the
@@ -80,24 +51,27 @@ def _run(index: str, slots: int, n: int) -> dict[str, Any]:
     from app.answerer import Answerer
     from app.config import Settings
     from app.embedded_llm import EmbeddedLLM, assemble_gguf
+    from app.llm import LLMClient
     from app.services import build_services
+    from tests.llm_counts import prompt_counts
 
     settings = Settings(llm_base_url=None, index_dir=Path(index))
     services = build_services(settings, with_llm=False)
     out: dict[str, Any] = {"first": [], "total": [], "texts": []}
     with EmbeddedLLM(assemble_gguf(settings.cache_dir), threads=settings.llm_threads,
                      ctx=settings.llm_ctx, slots=slots) as server:
-        llm = _counting_client(server.base_url, server.model_id)
+        llm = LLMClient(server.base_url, model=server.model_id, timeout=600.0)
         answerer = Answerer.from_settings(settings, llm, services,
                                           lambda t, k: services.embedder.embed(t, k),
                                           services.embedder.model_id)
-        for i, q in enumerate((QUESTIONS * 3)[:n + 1]):
-            first, total, text = _answer(answerer, services, q)
-            out["texts"].append(text)
-            if i and first is not None:
-                out["first"].append(first)
-                out["total"].append(total)
-        out["counts"] = llm.counts[1:]  # the warming question's answer not counted
+        with prompt_counts(llm) as counts:
+            for i, q in enumerate((QUESTIONS * 3)[:n + 1]):
+                first, total, text = _answer(answerer, services, q)
+                out["texts"].append(text)
+                if i and first is not None:
+                    out["first"].append(first)
+                    out["total"].append(total)
+        out["counts"] = counts[1:]  # the warming question's answer not counted
     return out
 
 

@@ -70,39 +70,13 @@ def test_each_answer_reads_its_prompt_start_from_the_cache(services) -> None:  #
     system prompt); the next answer still finds its system prompt and header cached, in
     llama.cpp's own count of the prompt tokens it took from the cache (``timings.cache_n``)."""
     from app.answerer import gated_messages
+    from tests.llm_counts import prompt_counts
 
-    client = services.llm._client.chat.completions
-    create = client.create
-    cached: list[int] = []
-
-    def counting(**kw):  # type: ignore[no-untyped-def]
-        reply = create(**kw)
-        if not kw.get("stream"):
-            return reply
-
-        def chunks():  # type: ignore[no-untyped-def]
-            for chunk in reply:
-                timings = (chunk.model_extra or {}).get("timings")
-                if timings:
-                    cached.append(int(timings["cache_n"]))
-                yield chunk
-
-        class Stream:  # what LLMClient.stream iterates and closes
-            def __iter__(self):  # type: ignore[no-untyped-def]
-                return chunks()
-
-            def close(self) -> None:
-                reply.close()
-
-        return Stream()
-
-    client.create = counting
-    try:
+    with prompt_counts(services.llm) as counts:
         for question, _ in ANSWERABLE * 2:
             reply = services.answerer.run(question, services.retriever.search(question, 10))
             assert reply.covered is True, reply.reason
-    finally:
-        client.create = create
+    cached = [c for _, c in counts]
     start = len(gated_messages("x", [], "pt")[0]["content"]) // 4  # the system prompt, roughly
     assert len(cached) == 4
     assert all(n >= start for n in cached[1:]), cached  # one slot: some read it all again
