@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -349,16 +350,19 @@ class Held:
 
     def until(self, ending: str) -> None:
         """Wait until a held request's URL ends with ``ending``."""
-        for _ in range(200):
+        # a deadline, not a count of short waits: on a loaded machine each wait runs long
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
             if any(r.request.url.endswith(ending) for r in self.routes):
                 return
             self.page.wait_for_timeout(50)
         held = [r.request.url for r in self.routes]
         page_state = self.page.evaluate(
             "[document.activeElement && document.activeElement.tagName, state.loading, "
-            "state.want, state.index, state.queue.length]")
+            "state.want, state.index, state.queue.length, state.label, "
+            "document.getElementById('save-status').textContent]")
         raise TimeoutError(f"no request to …{ending} was held (held: {held}; focus, loading, "
-                           f"want, index, queue: {page_state})")
+                           f"want, index, queue, label, status: {page_state})")
 
     def stop(self) -> None:
         """Let the held requests through, the newest first (answers out of order), and hold
