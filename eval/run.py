@@ -37,6 +37,8 @@ from eval.signals import (
     coverage,
     evidence_words,
     features,
+    located_query,
+    located_signals,
     reference_agreement,
     reference_words,
 )
@@ -164,6 +166,18 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
         out.update(answer_gains(p.likelihood, question, answer_text,
                                 None if reference is None else str(reference), gold_text))
+    located = (search(located_query(question, answer_text), p.k)[:1]
+               if given is not None and not contexts and not gold_text and reference is None
+               and search is not None else [])
+    if located:
+        # neither a gold span nor a reference: the lecture's words and gain at the passage
+        # the question and the answer find together (docs/judges.md, "Stop 53")
+        top = located[0]
+        out.update(located_lecture=top.lecture_id, located_start=top.start,
+                   located_end=top.end)
+        if p.likelihood is not None:
+            out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
+        out.update(located_signals(question, answer_text, top.text, p.likelihood))
     if p.verify is not None and p.correctness:
         out["coverage_p"] = coverage(p.verify, question, answer_text)
         if reference is not None:

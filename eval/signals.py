@@ -14,6 +14,13 @@ model (``reference_gain``, and ``reference_gain_low`` for its worst stretch;
 lecture's text instead of a reference answer (``evidence_gain``, ``evidence_gain_low``) needs
 no reference: the signal for answers nobody wrote a reference for.
 
+An answer given with neither a gold span nor a reference answer (a new set of student
+answers, question and answer only) gets the evidence gain and the lecture's words read at the
+passage the retriever puts first for the question and the answer together
+(``located_signals``, ``LOCATED_FEATURES``): where the lecture most likely says what the
+answer should. Its claim check reads retrieved passages, which confirm right and wrong answers
+alike, so the label model reads these instead (``eval.label_model``).
+
 Two more read the words alone, no LLM, where the item has a reference answer in the answer's
 language (``reference_words``): the share of the answer's content words (stems, accents folded,
 stop words dropped) that neither the reference answer nor the question says (``novelty``: a
@@ -45,7 +52,7 @@ from eval.claims import (
     recorded_probabilities,
     yes_probability,
 )
-from eval.likelihood import GAIN_FEATURES
+from eval.likelihood import GAIN_FEATURES, ContinuationScorer, answer_gains
 
 SYSTEM = "Você é um professor que avalia respostas com rigor. Responda apenas SIM ou NÃO."
 COVERAGE = (
@@ -109,18 +116,28 @@ FEATURES = (
     "ar", "claim_mean", "claim_min", "claim_share", "claim_count", "strict_mean", "strict_min",
     "coverage", "reference_agree", "reference_novelty", "reference_recall", "reference_gain",
     "reference_gain_low", "evidence_gain", "evidence_gain_low", "evidence_novelty",
-    "evidence_recall",
+    "evidence_recall", "located_gain", "located_gain_low", "located_novelty", "located_recall",
 )
 """Every signal a label model may use, in this order."""
+LOCATED_FEATURES = ("located_gain", "located_gain_low", "located_novelty", "located_recall")
+"""The evidence gain and the lecture's words read at the passage the retriever puts first for
+the question and the answer (``located_signals``), for an answer given with neither a gold
+span nor a reference answer: where the lecture most likely answers."""
+QUESTION_FEATURES = ("ar", "coverage", "claim_count")
+"""The signals read from the question and the answer alone, the same whatever evidence the
+claims were checked against: the ones a label model for located passages reads beside them."""
 REFERENCE_FEATURES = ("reference_agree", "reference_novelty", "reference_recall",
                       "reference_gain", "reference_gain_low")
 """The signals only an item with a reference answer has."""
-LIKELIHOOD_FEATURES = GAIN_FEATURES
+LIKELIHOOD_FEATURES = (*GAIN_FEATURES, "located_gain", "located_gain_low")
 """The signals that need a likelihood scorer (``eval.likelihood``); the evidence gain needs no
 reference answer, only the lecture text the answer is judged on."""
 EVIDENCE_WORD_FEATURES = ("evidence_novelty", "evidence_recall")
 """The words of the answer against the lecture's text at the gold span (``evidence_words``)."""
-WORD_FEATURES = ("reference_novelty", "reference_recall", *EVIDENCE_WORD_FEATURES)
+EVIDENCE_FEATURES = ("evidence_gain", "evidence_gain_low", *EVIDENCE_WORD_FEATURES)
+"""The signals only an item judged at a gold span has."""
+WORD_FEATURES = ("reference_novelty", "reference_recall", *EVIDENCE_WORD_FEATURES,
+                 "located_novelty", "located_recall")
 """The signals that need the answer in the language of the text they read it against (the
 reference answer, the lecture): its words must match."""
 
@@ -167,6 +184,7 @@ def features(item: Mapping[str, Any], support_at: float = SUPPORT_AT
         "evidence_gain_low": _number(item.get("evidence_gain_low")),
         "evidence_novelty": _number(item.get("evidence_novelty")),
         "evidence_recall": _number(item.get("evidence_recall")),
+        **{name: _number(item.get(name)) for name in LOCATED_FEATURES},
         AULA_ANSWER: 1.0 if item.get("origin") == AULA else 0.0,
     }
 
@@ -181,6 +199,31 @@ def evidence_words(question: str, answer: str, lecture_text: str | None
     got = reference_words(question, answer, lecture_text)
     return {"evidence_novelty": None if got is None else got["novelty"],
             "evidence_recall": None if got is None else got["recall"]}
+
+
+def located_query(question: str, answer: str) -> str:
+    """What the judge searches the lectures with to locate where they say what an answer
+    should: the question and the answer together. On the judge set's 170 answers the first
+    passage found so overlaps the gold span for 141, against 120 searched with the question
+    alone (docs/judges.md, "Stop 53")."""
+    return f"{question} {answer}"
+
+
+def located_signals(question: str, answer: str, passage: str,
+                    scorer: ContinuationScorer | None) -> dict[str, float | None]:
+    """``evidence_words`` and (with a scorer) the evidence gain read against ``passage``, the
+    text the retriever puts first for ``located_query``, as the ``LOCATED_FEATURES``: for an
+    answer given with neither a gold span nor a reference answer, what the lecture most likely
+    says where it answers."""
+    words = evidence_words(question, answer, passage)
+    out: dict[str, float | None] = {"located_novelty": words["evidence_novelty"],
+                                    "located_recall": words["evidence_recall"],
+                                    "located_gain": None, "located_gain_low": None}
+    if scorer is not None:
+        gains = answer_gains(scorer, question, answer, None, passage)
+        out["located_gain"] = gains["evidence_gain"]
+        out["located_gain_low"] = gains["evidence_gain_low"]
+    return out
 
 
 def _words(item: Mapping[str, Any]) -> tuple[float | None, float | None]:

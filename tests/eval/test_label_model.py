@@ -377,3 +377,48 @@ def test_the_services_answers_judged_live_keep_a_submodel_of_their_own() -> None
     assert not set(used[0].features) & {"evidence_gain", "evidence_gain_low",
                                         "evidence_novelty", "evidence_recall"}
     assert cohen_kappa(live_labels, [model.predict(r) for r in live], weights="linear") >= 0.6
+
+
+LOCATED_GAIN = {"C": 0.3, "PC": 0.15, "I": 0.05}
+
+
+def _gold_and_located(n_questions: int, seed: int) -> tuple[list[dict], list[str], list[str]]:
+    """Answers judged at their gold span (the claim check and the evidence gain track the
+    label) that also carry the located reading: the gain at the passage the search put first,
+    which tracks the label more weakly."""
+    rnd = random.Random(seed)
+    rows, labels, groups = [], [], []
+    for q in range(n_questions):
+        for label in ("C", "PC", "I"):
+            item = {"ar_score": 3, "coverage_p": rnd.random(),
+                    "correctness_claim_p": [LEVEL[label] + rnd.gauss(0, 0.05)] * 2,
+                    "evidence_gain": GIVEN_GAIN[label] + rnd.gauss(0, 0.03),
+                    "located_gain": LOCATED_GAIN[label] + rnd.gauss(0, 0.03)}
+            rows.append(features(item))
+            labels.append(label)
+            groups.append(f"q{q}")
+    return rows, labels, groups
+
+
+def test_an_answer_with_neither_gold_span_nor_reference_is_labelled_by_the_located_passage(
+        ) -> None:
+    """A plain answer (its claims checked against retrieved passages, which confirm right and
+    wrong alike) is labelled by the gain at the passage the search put first; an answer with a
+    gold span keeps the submodel that reads the span."""
+    rows, labels, groups = _gold_and_located(24, seed=8)
+    model = fit_label_model(rows, labels, groups, FEATURES)
+    located = [m for m in model.models if set(m.features) & {"located_gain"}]
+    assert located and not set(located[0].features) & {"claim_mean", "evidence_gain"}
+    new_rows, new_labels, _ = _gold_and_located(10, seed=9)
+    rnd = random.Random(10)
+    plain = [{**r, "evidence_gain": None, "claim_mean": 0.8 + rnd.gauss(0, 0.05),
+              "claim_min": 0.8, "claim_share": 1.0} for r in new_rows]
+    by_located = [model.predict(r) for r in plain]
+    by_claims = [model.predict({**r, "located_gain": None}) for r in plain]
+    assert cohen_kappa(new_labels, by_located, weights="linear") >= 0.6
+    assert cohen_kappa(new_labels, by_located, weights="linear") > \
+        cohen_kappa(new_labels, by_claims, weights="linear")
+    gold = [{**r, "located_gain": None} for r in new_rows]
+    first_usable = [next(m for m in model.models if m.usable(r)) for r in gold]
+    assert all("located_gain" not in m.features for m in first_usable)
+    assert cohen_kappa(new_labels, [model.predict(r) for r in gold], weights="linear") >= 0.8

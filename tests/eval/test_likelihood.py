@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from corpus.errors import InputError
+from corpus.models import Hit
 from eval.likelihood import (
     WINDOW,
     answer_gains,
@@ -114,6 +115,48 @@ def test_without_a_reference_the_answer_is_read_after_what_the_lecture_says_at_t
     retrieved = evaluate_item({"id": "b", "question": QUESTION, "answer": RIGHT,
                                "contexts": [LECTURE]}, p)
     assert retrieved.get("evidence_gain") is None
+
+
+def test_with_neither_gold_span_nor_reference_the_answer_is_read_at_the_first_passage_found(
+        ) -> None:
+    """A plain item (question and answer only): the lecture's words and gain are read at the
+    passage the search puts first for the question and the answer together, which the item
+    names, so a right answer reads better than a wrong one there; with a gold span or a
+    reference answer nothing is located."""
+    def judge(_messages: list[dict[str, str]]) -> str:
+        return "Criteria: ok\nSupporting Evidence: ok\nScore: 3"
+
+    searched: list[str] = []
+
+    def search(text: str, k: int) -> list[Hit]:
+        searched.append(text)
+        other = Hit(corpus_id=2, score=0.5, lecture_id="2016/cross-products", title="", url="",
+                    start=0.0, end=120.0, text="O produto vetorial de dois vetores no espaço.")
+        first = Hit(corpus_id=1, score=0.9, lecture_id="2016/dot-products", title="", url="",
+                    start=60.0, end=180.0, text=LECTURE)
+        return [first, other][:k]
+
+    scorer = ReadsReference()
+    p = Pipeline(judge=judge, correctness=False, likelihood=scorer, search=search)
+    right = evaluate_item({"id": "a", "question": QUESTION, "answer": RIGHT}, p)
+    wrong = evaluate_item({"id": "b", "question": QUESTION, "answer": WRONG}, p)
+    assert f"{QUESTION} {RIGHT}" in searched and f"{QUESTION} {WRONG}" in searched
+    assert (right["located_lecture"], right["located_start"], right["located_end"]) == (
+        "2016/dot-products", 60.0, 180.0)
+    assert right["located_gain"] > wrong["located_gain"]
+    assert right["located_gain_low"] is not None
+    assert right["located_recall"] > wrong["located_recall"]
+    assert right["located_novelty"] < wrong["located_novelty"]
+    assert any(LECTURE in m[-1]["content"] for m in scorer.calls)
+    assert right.get("evidence_gain") is None  # no gold span: the located reading only
+    without_scorer = evaluate_item({"id": "a", "question": QUESTION, "answer": RIGHT},
+                                   Pipeline(judge=judge, correctness=False, search=search))
+    assert without_scorer["located_gain"] is None
+    assert without_scorer["located_recall"] == right["located_recall"]
+    with_reference = evaluate_item({"id": "c", "question": QUESTION, "answer": RIGHT,
+                                    "reference_answer": REFERENCE}, p)
+    assert with_reference.get("located_gain") is None
+    assert with_reference.get("located_lecture") is None
 
 
 def test_reference_and_lecture_share_the_pass_without_either() -> None:
