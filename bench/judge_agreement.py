@@ -332,7 +332,7 @@ def main() -> None:
                 held_out_figures(bare, th, model).get("label_model") or {})
             if c == "gold" and "located_lecture" in held:
                 # as a plain run (question and answer only) has them: neither reference nor
-                # gold span, the lecture read where the retriever puts the question first
+                # gold span, the lecture read where its question and answer find it
                 plain = held.assign(**{f: None for f in (*NO_REFERENCE_DROPS, *EVIDENCE_FEATURES)
                                        if f in held})
                 figures["test_gold_located"] = {

@@ -339,7 +339,9 @@ def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[s
         try:
             chosen, c, steps = select_features(sub_rows, sub_labels, sub_groups, cands)
         except InputError:
-            if models:  # a fallback none of whose signals helps: the items go to the next
+            # a fallback none of whose signals helps (or a located one: it only goes first):
+            # the items go to the next
+            if models or name.startswith("located"):
                 continue
             raise
         if name.startswith("located") and not set(chosen) & set(LOCATED_FEATURES):

@@ -422,3 +422,18 @@ def test_an_answer_with_neither_gold_span_nor_reference_is_labelled_by_the_locat
     first_usable = [next(m for m in model.models if m.usable(r)) for r in gold]
     assert all("located_gain" not in m.features for m in first_usable)
     assert cohen_kappa(new_labels, [model.predict(r) for r in gold], weights="linear") >= 0.8
+
+
+def test_located_readings_leave_the_submodels_of_gold_spans_and_references_as_they_were(
+        ) -> None:
+    """The located signals are read by their own submodels only: fitted with them, the other
+    submodels choose and weigh the same signals, and label a judged item the same."""
+    rows, labels, groups = _items(12, seed=11)
+    rnd = random.Random(12)
+    located = [{**r, "located_novelty": rnd.random(), "located_gain": rnd.random()}
+               for r in rows]
+    model = fit_label_model(located, labels, groups, FEATURES)
+    others = [m for m in model.models if not m.unless]
+    assert others == list(fit_label_model(rows, labels, groups, FEATURES).models)
+    assert all(set(m.unless) >= {"evidence_gain", "reference_gain"}
+               for m in model.models if m.unless)
