@@ -72,6 +72,8 @@ LOCATED = ROOT / "bench" / "data" / "located_3b1b.jsonl"
 """The located signals (``eval.signals.located_signals``) of the judge set's answers, keyed by
 question and answer: read once (about 12 s an answer on 2 cores) and kept, like the judged
 items, so that the bench fits the located submodels without the scorer."""
+LOCATED_FIELDS = ("located_lecture", "located_start", "located_end", *LOCATED_FEATURES)
+"""What ``located`` adds to an item (a run with a gold span reads none of it)."""
 LOCATED_K = 10
 """The hits ``aula judge`` searches a question for (its ``-k``), of which the first is read."""
 SETS = {"gold": (SET, STORED), "plain": (SET, None), "generated": (GENERATED, STORED_GENERATED)}
@@ -175,8 +177,6 @@ def located(items: list[dict[str, Any]]) -> int:
     were read now."""
     from eval.report import write_text
 
-    keep = ("located_lecture", "located_start", "located_end", "likelihood_model",
-            "located_novelty", "located_recall", "located_gain", "located_gain_low")
     have = {(r["question"], r["answer"]): r for r in _rows(LOCATED)} if LOCATED.exists() else {}
     todo = sorted({(it["question"], it["answer"]) for it in items
                    if it.get("answer") and it.get("origin") != AULA} - set(have))
@@ -206,7 +206,7 @@ def located(items: list[dict[str, Any]]) -> int:
     for it in items:
         got = have.get((it["question"], it.get("answer")))
         if got is not None and it.get("origin") != AULA:
-            it.update({k: got[k] for k in keep if k != "likelihood_model"})
+            it.update({k: got[k] for k in LOCATED_FIELDS})
     return len(todo)
 
 
@@ -244,10 +244,6 @@ NO_REFERENCE_DROPS = ("reference_answer", "reference_agree_p", "reference_novelt
 """What an item lacks when nobody wrote a reference answer for it."""
 
 
-LOCATED_FIELDS = ("located_lecture", "located_start", "located_end", *LOCATED_FEATURES)
-"""What ``located`` adds to an item (a run with a gold span reads none of it)."""
-
-
 def _by_located(held: Any, model: Any) -> int:
     """How many of these items a located submodel labels (``eval.label_model``)."""
     from eval.signals import features
@@ -259,9 +255,11 @@ def _by_located(held: Any, model: Any) -> int:
 
 def _located_in_gold(held: Any) -> float:
     """The share of these items whose located passage overlaps their gold span."""
+    from eval.metrics import Span, overlaps
+
     recs = held.to_dict("records")
-    inside = [r.get("located_lecture") == r.get("gold_lecture")
-              and r["located_start"] < r["gold_end"] and r["located_end"] > r["gold_start"]
+    inside = [overlaps(Span(r["gold_lecture"], r["gold_start"], r["gold_end"]),
+                       Span(r["located_lecture"], r["located_start"], r["located_end"]))
               for r in recs if r.get("located_lecture") is not None]
     return round(sum(inside) / len(inside), 3) if inside else 0.0
 
