@@ -119,6 +119,14 @@ class Services:
         return self.translator(question, lectures) if needs_translation(
             question, lectures) else question
 
+    def hits(self, question: str, k: int = 10, lectures: list[str] | None = None
+             ) -> list[Any]:
+        """The hits for ``question`` as the service searches it (``search_query``, then
+        ``search``): what the answerer reads and what every judge searches its evidence with
+        (``eval.run.Pipeline.search``/``search_in``), so ``aula eval`` and ``aula judge`` find
+        the same passages for the same text."""
+        return list(self.search(self.search_query(question), k, lectures=lectures).hits)
+
     def search(self, query: str, k: int = 10, lectures: list[str] | None = None
                ) -> SearchResult:
         """The hits for ``query`` (``search_query``'s reading of a question). When the query
@@ -282,6 +290,19 @@ def build_llm(settings: Settings, stack: ExitStack) -> tuple[Any, str]:
         retries=settings.llm_retries,
     )
     return client, "embedded"
+
+
+def search_services(settings: Settings, translate_with: Any = None) -> Services:
+    """The index searched as the service searches it (query rewriting, compared subjects),
+    without an answerer: what ``aula judge`` finds its evidence with. ``translate_with`` (an
+    LLM client, the judge's) translates a question or answer in another language than the
+    lectures' before it is searched, as the service's own LLM does (``query_translate``)."""
+    services = build_services(settings, with_llm=False)
+    if translate_with is not None and settings.query_translate == "auto":
+        from app.translate import QueryTranslator
+
+        services.translator = QueryTranslator(translate_with)
+    return services
 
 
 def build_services(settings: Settings, *, with_llm: bool = True) -> Services:

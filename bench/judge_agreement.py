@@ -194,8 +194,7 @@ def located(items: list[dict[str, Any]]) -> int:
         scorer = scorer_for("embedded", Settings().cache_dir)
         with services.stack:
             for question, answer in tqdm(todo, desc="located passages", unit="answer"):
-                query = services.search_query(located_query(question, answer))
-                top = services.search(query, LOCATED_K).hits[0]
+                top = services.hits(located_query(question, answer), LOCATED_K)[0]
                 have[(question, answer)] = {
                     "question": question, "answer": answer, "located_lecture": top.lecture_id,
                     "located_start": top.start, "located_end": top.end,

@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from corpus.errors import InputError
 from eval.signals import (
@@ -237,7 +237,17 @@ def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
     return tuple(chosen), best_c, steps
 
 
-def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
+class Variant(NamedTuple):
+    """A submodel to fit: its name in the figures, the signals it may choose from, and
+    whether it reads a located passage (tried only for an item with neither gold span nor
+    reference answer, and only kept when it chose a located signal)."""
+
+    name: str
+    signals: list[str]
+    located: bool = False
+
+
+def _variants(candidates: Sequence[str]) -> list[Variant]:
     """The submodels to fit, in the order they are tried: one that may read every signal;
     one without the words (the reference's and the lecture's), for an answer in another
     language than its reference (the likelihood gain still reads it); one without the gains,
@@ -254,29 +264,32 @@ def _variants(candidates: Sequence[str]) -> list[tuple[str, list[str]]]:
     gold span the fitting items were checked against), and the same without the gain."""
     located = [f for f in candidates if f in LOCATED_FEATURES]
     candidates = [f for f in candidates if f not in LOCATED_FEATURES]
-    out: list[tuple[str, list[str]]] = []
+    out: list[Variant] = []
     if located:
         plain = [f for f in candidates if f in QUESTION_FEATURES]
-        out.append(("located", plain + located))
+        out.append(Variant("located", plain + located, located=True))
         if any(f in LIKELIHOOD_FEATURES for f in located):
-            out.append(("located_without_gain",
-                        plain + [f for f in located if f not in LIKELIHOOD_FEATURES]))
-    out.append(("with_reference", list(candidates)))
+            out.append(Variant("located_without_gain",
+                               plain + [f for f in located if f not in LIKELIHOOD_FEATURES],
+                               located=True))
+    out.append(Variant("with_reference", list(candidates)))
     if any(f in WORD_FEATURES for f in candidates):
-        out.append(("reference_without_words", [f for f in candidates if f not in WORD_FEATURES]))
+        out.append(Variant("reference_without_words",
+                           [f for f in candidates if f not in WORD_FEATURES]))
     if any(f in LIKELIHOOD_FEATURES for f in candidates):
-        out.append(("reference_without_gain",
-                    [f for f in candidates if f not in LIKELIHOOD_FEATURES]))
+        out.append(Variant("reference_without_gain",
+                           [f for f in candidates if f not in LIKELIHOOD_FEATURES]))
     if any(f in REFERENCE_FEATURES for f in candidates):
-        out.append(("without_reference", [f for f in candidates if f not in REFERENCE_FEATURES]))
+        out.append(Variant("without_reference",
+                           [f for f in candidates if f not in REFERENCE_FEATURES]))
     if any(f in LIKELIHOOD_FEATURES and f not in REFERENCE_FEATURES for f in candidates):
-        out.append(("without_reference_or_gain",
-                    [f for f in candidates
-                     if f not in REFERENCE_FEATURES and f not in LIKELIHOOD_FEATURES]))
+        out.append(Variant("without_reference_or_gain",
+                           [f for f in candidates
+                            if f not in REFERENCE_FEATURES and f not in LIKELIHOOD_FEATURES]))
     if any(f in WORD_FEATURES and f not in REFERENCE_FEATURES for f in candidates):
-        out.append(("without_reference_gain_or_words",
-                    [f for f in candidates if f not in REFERENCE_FEATURES
-                     and f not in LIKELIHOOD_FEATURES and f not in WORD_FEATURES]))
+        out.append(Variant("without_reference_gain_or_words",
+                           [f for f in candidates if f not in REFERENCE_FEATURES
+                            and f not in LIKELIHOOD_FEATURES and f not in WORD_FEATURES]))
     return out
 
 
@@ -324,7 +337,7 @@ def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[s
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
     seen: set[tuple[str, ...]] = set()
-    for name, variant in _variants(candidates):
+    for name, variant, located in _variants(candidates):
         # a signal most items lack (not measured by this judge) is no candidate
         cands = [f for f in variant if sum(r.get(f) is not None for r in rows) * 2 > len(rows)]
         if not cands or tuple(cands) in seen:
@@ -341,14 +354,14 @@ def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[s
         except InputError:
             # a fallback none of whose signals helps (or a located one: it only goes first):
             # the items go to the next
-            if models or name.startswith("located"):
+            if models or located:
                 continue
             raise
-        if name.startswith("located") and not set(chosen) & set(LOCATED_FEATURES):
+        if located and not set(chosen) & set(LOCATED_FEATURES):
             # it would label every item with the question's signals alone, before the
             # submodels that read a gold span: only answers with a located passage are its own
             continue
-        unless = GOLD_OR_REFERENCE if name.startswith("located") else ()
+        unless = GOLD_OR_REFERENCE if located else ()
         models.append(replace(fit_submodel(sub_rows, sub_labels, chosen, c), unless=unless))
         figures[name] = {"signals": list(chosen), "items": len(idx), "selection": steps}
     if not models:

@@ -163,7 +163,6 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     # the evidence gain is read after the gold span only: read after the question's best
     # windows instead, it told the labels apart less well (docs/judges.md, "Stop 44")
     if p.likelihood is not None and (reference is not None or gold_text):
-        out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
         out.update(answer_gains(p.likelihood, question, answer_text,
                                 None if reference is None else str(reference), gold_text))
     located = (search(located_query(question, answer_text), p.k)[:1]
@@ -175,9 +174,10 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         top = located[0]
         out.update(located_lecture=top.lecture_id, located_start=top.start,
                    located_end=top.end)
-        if p.likelihood is not None:
-            out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
         out.update(located_signals(question, answer_text, top.text, p.likelihood))
+    if p.likelihood is not None and (reference is not None or gold_text or located):
+        # the model every gain of this item was read with
+        out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
     if p.verify is not None and p.correctness:
         out["coverage_p"] = coverage(p.verify, question, answer_text)
         if reference is not None:

@@ -6,7 +6,6 @@ import json
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -122,11 +121,6 @@ def eval_cmd(
     _print_summary(summary, out, json_out)
 
 
-def _search_in(retriever: Any, question: str, k: int, lectures: list[str]) -> list[Any]:
-    """``retriever.search`` within ``lectures`` (``Pipeline.search_in``)."""
-    return list(retriever.search(question, k, lectures=lectures))
-
-
 def _known_gold_lectures(qs: Any, lectures: dict[str, dict[str, str]]) -> Any:
     """The question set with gold lectures named by title or video link resolved to the
     index's ids (``lectures``: ``eval.questions.resolve_gold_lectures``); a row whose gold
@@ -182,9 +176,7 @@ def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
     return judge_pipeline(
         s, judge_client(s, services.llm), samples=o.samples,
         thresholds=_thresholds(o.thresholds, s), label_model=_label_model(o.thresholds, s),
-        search=lambda q, n: services.search(services.search_query(q), n).hits,
-        search_in=lambda q, n, lectures: services.search(
-            services.search_query(q), n, lectures=lectures).hits,
+        search=services.hits, search_in=services.hits,
         span_text=services.retriever.span_text,
         answer=lambda q, hits: EvalAnswer(services.answerer.run(
             q, hits, query=services.search_query(q))),
@@ -281,18 +273,21 @@ def judge(
         qs = load_questions(file)
         if "answer" not in qs or qs["answer"].isna().any():
             raise InputError(f"{file}: every row needs an 'answer' for `aula judge`")
-        search = search_in = span_text = None
+        client = judge_client(s, stack=stack)
+        search = span_text = None
         if "contexts" not in qs or qs["contexts"].isna().any():
-            from app.services import build_retriever
+            from app.services import search_services
 
-            retriever, _ = build_retriever(s)
-            search, span_text = retriever.search, retriever.span_text
-            search_in = partial(_search_in, retriever)
-            qs = _known_gold_lectures(qs, retriever.data.lecture_meta())
-        pipeline = judge_pipeline(s, judge_client(s, stack=stack), samples=samples,
+            # searched as `aula eval` and the service search (rewritten, and translated by
+            # the judge's LLM when in another language than the lectures)
+            services = search_services(s, client)
+            stack.enter_context(services.stack)
+            search, span_text = services.hits, services.retriever.span_text
+            qs = _known_gold_lectures(qs, services.retriever.data.lecture_meta())
+        pipeline = judge_pipeline(s, client, samples=samples,
                                   thresholds=_thresholds(thresholds, s), search=search, k=k,
                                   label_model=_label_model(thresholds, s),
-                                  span_text=span_text, search_in=search_in)
+                                  span_text=span_text, search_in=search)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max(1, concurrency)) as pool:

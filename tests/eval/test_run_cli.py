@@ -356,3 +356,50 @@ def test_eval_on_ray_workers_resumes_the_log_and_reports_alike(
     records = parse_records((out / "records.md").read_text())
     assert [r.qid for r in records] == [q[0] for q in QUESTIONS]
     assert all(r.segments and r.references for r in records)
+
+
+ENGLISH = {  # what the fake LLM translates: an English question and answer, in Portuguese
+    "What does the ReLU return? It returns the maximum between zero and x.":
+        "O que a ReLU devolve? Ela devolve o máximo entre zero e x.",
+}
+
+
+def translate_or_judge(messages: list[dict]) -> str:
+    """``judge_or_answer``, and a translator that knows ``ENGLISH``."""
+    if "Translate the student's question" in messages[0]["content"]:
+        text = messages[-1]["content"]
+        return ENGLISH.get(text, text)
+    return judge_or_answer(messages)
+
+
+def test_judge_and_eval_search_a_given_answer_alike(tmp_path: Path, sample_index) -> None:  # type: ignore[no-untyped-def]
+    """A given answer with neither gold span nor reference is read at the passage its question
+    and answer find together; `aula judge` searches it as `aula eval` and the service do (an
+    English answer over Portuguese lectures translated first), so both store the same passage
+    and the same label."""
+    rows = [{"id": "en", "question": "What does the ReLU return?",
+             "answer": "It returns the maximum between zero and x.", "label": "C"},
+            {"id": "pt", "question": "oi gente, qual a derivada do seno?",
+             "answer": "A derivada do seno é o cosseno.", "label": "C"}]
+    f = tmp_path / "answers.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in rows))
+    with FakeLLMServer(translate_or_judge) as fake:
+        env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url}
+        proc = aula(["judge", str(f), "--json"], env)
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+        judged = {i["id"]: i for i in json.loads(stdout)["items"]}
+        translated = [r["messages"][-1]["content"] for r in fake.chat_requests
+                      if "Translate the student's question" in r["messages"][0]["content"]]
+        assert set(ENGLISH) <= set(translated)  # the English row searched in the lectures' words
+        proc = aula(["eval", str(f), "--out", str(tmp_path / "run"), "--json"], env)
+        _, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+    lines = (tmp_path / "run" / "items.jsonl").read_text().splitlines()
+    evaluated = {item["id"]: item for item in map(json.loads, lines)}
+    where = ("located_lecture", "located_start", "located_end")
+    assert judged["en"]["located_lecture"] == "redes-neurais"
+    assert judged["pt"]["located_lecture"] == "derivadas"
+    for rid in ("en", "pt"):
+        assert [judged[rid][k] for k in where] == [evaluated[rid][k] for k in where]
+        assert judged[rid]["automated"] == evaluated[rid]["automated"]
