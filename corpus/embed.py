@@ -8,7 +8,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -164,6 +164,29 @@ class E5Embedder:
         import torch
 
         return torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16)
+
+    def token_vectors(self, text: str, depths: Sequence[float] = (0.5, 0.75)
+                      ) -> list[np.ndarray]:
+        """The unit vectors of ``text``'s tokens read as a passage (without its prefix and the
+        special tokens), one array per relative depth of the encoder (0.5: the middle layer),
+        in float32 whatever ``precision`` says: what token matching reads
+        (``eval.signals.token_recall``)."""
+        import torch
+
+        tok = self.model.tokenizer
+        enc = tok(PREFIXES["passage"] + text, return_tensors="pt", truncation=True,
+                  max_length=self.model.max_seq_length)
+        with torch.no_grad():
+            encoder: Any = self.model[0].auto_model
+            states = encoder(**{k: v.to(self.device) for k, v in enc.items()},
+                             output_hidden_states=True).hidden_states
+        prefix = len(tok(PREFIXES["passage"].strip(), add_special_tokens=False)["input_ids"])
+        special = set(tok.all_special_ids)
+        keep = [i for i, t in enumerate(enc["input_ids"][0].tolist()) if t not in special]
+        keep = keep[prefix:]
+        layers = len(states) - 1  # states[0] is the token embeddings, before any layer
+        return [torch.nn.functional.normalize(states[round(layers * d)][0][keep].float(), dim=-1)
+                .cpu().numpy() for d in depths]
 
     def count_tokens(self, text: str) -> int:
         return len(self.model.tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -34,6 +34,7 @@ from eval.report import summarise, write_records, write_rows, write_summary
 from eval.signals import (
     AULA,
     LIKELIHOOD_FEATURES,
+    TokenVectors,
     coverage,
     evidence_words,
     features,
@@ -63,6 +64,9 @@ class Pipeline:
     search_in: Callable[[str, int, list[str]], list[Hit]] | None = None
     """``search`` limited to some lectures: a given answer whose item names its gold lecture
     but no span is checked against that lecture's passages, not the whole index's."""
+    token_vectors: TokenVectors | None = None
+    """Set: an answer read at its located passage is also matched to it token by token
+    (``located_match``; the E5 model's ``token_vectors``)."""
     span_text: Callable[[str, float, float], str | None] | None = None
     """Set: an item with a gold lecture and span is judged against what the lecture says there
     (first), besides the retrieved or given text (``Retriever.span_text``)."""
@@ -174,7 +178,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         top = located[0]
         out.update(located_lecture=top.lecture_id, located_start=top.start,
                    located_end=top.end)
-        out.update(located_signals(question, answer_text, top.text, p.likelihood))
+        out.update(located_signals(question, answer_text, top.text, p.likelihood,
+                                   p.token_vectors))
     if p.likelihood is not None and (reference is not None or gold_text or located):
         # the model every gain of this item was read with
         out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None

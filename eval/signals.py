@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from corpus.bm25 import tokenize
 from corpus.language import detect_language
@@ -117,12 +119,14 @@ FEATURES = (
     "coverage", "reference_agree", "reference_novelty", "reference_recall", "reference_gain",
     "reference_gain_low", "evidence_gain", "evidence_gain_low", "evidence_novelty",
     "evidence_recall", "located_gain", "located_gain_low", "located_novelty", "located_recall",
+    "located_match", "located_match_late",
 )
 """Every signal a label model may use, in this order."""
-LOCATED_FEATURES = ("located_gain", "located_gain_low", "located_novelty", "located_recall")
-"""The evidence gain and the lecture's words read at the passage the retriever puts first for
-the question and the answer (``located_signals``), for an answer given with neither a gold
-span nor a reference answer: where the lecture most likely answers."""
+LOCATED_FEATURES = ("located_gain", "located_gain_low", "located_novelty", "located_recall",
+                    "located_match", "located_match_late")
+"""The evidence gain, the lecture's words and the token match read at the passage the
+retriever puts first for the question and the answer (``located_signals``), for an answer
+given with neither a gold span nor a reference answer: where the lecture most likely answers."""
 QUESTION_FEATURES = ("ar", "coverage", "claim_count")
 """The signals read from the question and the answer alone, the same whatever evidence the
 claims were checked against: the ones a label model for located passages reads beside them."""
@@ -209,20 +213,41 @@ def located_query(question: str, answer: str) -> str:
     return f"{question} {answer}"
 
 
+TokenVectors = Callable[[str], Sequence[np.ndarray]]
+"""A text's token vectors, one array (tokens × dimensions, unit rows) per layer read:
+``corpus.embed.E5Embedder.token_vectors`` (the middle layer, then three quarters deep)."""
+
+
+def token_recall(answer: np.ndarray, passage: np.ndarray) -> float | None:
+    """How much of ``passage`` the answer says, read token by token: each passage token's best
+    cosine with any token of the answer, averaged (BERTScore's recall). A right answer restates
+    the passage's point in any words; a wrong one matches it only where it shares the topic."""
+    if not len(answer) or not len(passage):
+        return None
+    return float((passage @ answer.T).max(axis=1).mean())
+
+
 def located_signals(question: str, answer: str, passage: str,
-                    scorer: ContinuationScorer | None) -> dict[str, float | None]:
-    """``evidence_words`` and (with a scorer) the evidence gain read against ``passage``, the
-    text the retriever puts first for ``located_query``, as the ``LOCATED_FEATURES``: for an
-    answer given with neither a gold span nor a reference answer, what the lecture most likely
-    says where it answers."""
+                    scorer: ContinuationScorer | None,
+                    vectors: TokenVectors | None = None) -> dict[str, float | None]:
+    """``evidence_words``, (with a scorer) the evidence gain and (with ``vectors``) the token
+    match read against ``passage``, the text the retriever puts first for ``located_query``, as
+    the ``LOCATED_FEATURES``: for an answer given with neither a gold span nor a reference
+    answer, what the lecture most likely says where it answers. The match, like the words, is
+    read only for an answer in the passage's language (docs/judges.md, "Stop 54")."""
     words = evidence_words(question, answer, passage)
     out: dict[str, float | None] = {"located_novelty": words["evidence_novelty"],
                                     "located_recall": words["evidence_recall"],
-                                    "located_gain": None, "located_gain_low": None}
+                                    "located_gain": None, "located_gain_low": None,
+                                    "located_match": None, "located_match_late": None}
     if scorer is not None:
         gains = answer_gains(scorer, question, answer, None, passage)
         out["located_gain"] = gains["evidence_gain"]
         out["located_gain_low"] = gains["evidence_gain_low"]
+    if vectors is not None and words["evidence_novelty"] is not None:
+        mid, late = zip(vectors(answer), vectors(passage), strict=True)
+        out["located_match"] = token_recall(*mid)
+        out["located_match_late"] = token_recall(*late)
     return out
 
 

@@ -178,6 +178,7 @@ def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
         thresholds=_thresholds(o.thresholds, s), label_model=_label_model(o.thresholds, s),
         search=services.hits, search_in=services.hits,
         span_text=services.retriever.span_text,
+        token_vectors=services.embedder.token_vectors,
         answer=lambda q, hits: EvalAnswer(services.answerer.run(
             q, hits, query=services.search_query(q))),
         k=o.k, correctness=o.correctness,
@@ -252,7 +253,7 @@ def judge(
         ..., help="CSV or JSONL with question and answer columns; optional: label (C/PC/I, "
         "for agreement), id, and the evidence the claims are checked against: "
         "reference_answer, gold_lecture/gold_start/gold_end (seconds), contexts. Without any "
-        "of these the embedded judge's labels are little better than chance (docs/judges.md)."),
+        "of these the embedded judge agrees with instructors far less (docs/judges.md)."),
     index: Path | None = IndexOpt,
     k: int = typer.Option(10, "-k", help="Segments retrieved where a row has no contexts."),
     samples: int = typer.Option(1, "--samples", help="Judge samples per item (median)."),
@@ -274,7 +275,7 @@ def judge(
         if "answer" not in qs or qs["answer"].isna().any():
             raise InputError(f"{file}: every row needs an 'answer' for `aula judge`")
         client = judge_client(s, stack=stack)
-        search = span_text = None
+        search = span_text = token_vectors = None
         if "contexts" not in qs or qs["contexts"].isna().any():
             from app.services import search_services
 
@@ -283,11 +284,13 @@ def judge(
             services = search_services(s, client)
             stack.enter_context(services.stack)
             search, span_text = services.hits, services.retriever.span_text
+            token_vectors = services.embedder.token_vectors
             qs = _known_gold_lectures(qs, services.retriever.data.lecture_meta())
         pipeline = judge_pipeline(s, client, samples=samples,
                                   thresholds=_thresholds(thresholds, s), search=search, k=k,
                                   label_model=_label_model(thresholds, s),
-                                  span_text=span_text, search_in=search)
+                                  span_text=span_text, search_in=search,
+                                  token_vectors=token_vectors)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max(1, concurrency)) as pool:

@@ -118,11 +118,11 @@ def test_without_a_reference_the_answer_is_read_after_what_the_lecture_says_at_t
 
 
 def test_with_neither_gold_span_nor_reference_the_answer_is_read_at_the_first_passage_found(
-        ) -> None:
-    """A plain item (question and answer only): the lecture's words and gain are read at the
-    passage the search puts first for the question and the answer together, which the item
-    names, so a right answer reads better than a wrong one there; with a gold span or a
-    reference answer nothing is located."""
+        embedder) -> None:  # type: ignore[no-untyped-def]
+    """A plain item (question and answer only): the lecture's words, gain and token match (the
+    embedded E5's) are read at the passage the search puts first for the question and the
+    answer together, which the item names, so a right answer reads better than a wrong one
+    there; with a gold span or a reference answer nothing is located."""
     def judge(_messages: list[dict[str, str]]) -> str:
         return "Criteria: ok\nSupporting Evidence: ok\nScore: 3"
 
@@ -137,7 +137,8 @@ def test_with_neither_gold_span_nor_reference_the_answer_is_read_at_the_first_pa
         return [first, other][:k]
 
     scorer = ReadsReference()
-    p = Pipeline(judge=judge, correctness=False, likelihood=scorer, search=search)
+    p = Pipeline(judge=judge, correctness=False, likelihood=scorer, search=search,
+                 token_vectors=embedder.token_vectors)
     right = evaluate_item({"id": "a", "question": QUESTION, "answer": RIGHT}, p)
     wrong = evaluate_item({"id": "b", "question": QUESTION, "answer": WRONG}, p)
     assert f"{QUESTION} {RIGHT}" in searched and f"{QUESTION} {WRONG}" in searched
@@ -147,12 +148,20 @@ def test_with_neither_gold_span_nor_reference_the_answer_is_read_at_the_first_pa
     assert right["located_gain_low"] is not None
     assert right["located_recall"] > wrong["located_recall"]
     assert right["located_novelty"] < wrong["located_novelty"]
+    assert right["located_match"] > wrong["located_match"]
+    assert right["located_match_late"] > wrong["located_match_late"]
     assert any(LECTURE in m[-1]["content"] for m in scorer.calls)
     assert right.get("evidence_gain") is None  # no gold span: the located reading only
     without_scorer = evaluate_item({"id": "a", "question": QUESTION, "answer": RIGHT},
                                    Pipeline(judge=judge, correctness=False, search=search))
     assert without_scorer["located_gain"] is None
     assert without_scorer["located_recall"] == right["located_recall"]
+    assert without_scorer["located_match"] is None  # no token vectors given: not read
+    english = evaluate_item({"id": "e", "question": QUESTION, "answer": (
+        "It is negative when they point in generally opposite directions, and zero when they "
+        "are perpendicular.")}, p)
+    assert english["located_lecture"] == "2016/dot-products"
+    assert english["located_match"] is None  # another language than the lecture's: no match
     with_reference = evaluate_item({"id": "c", "question": QUESTION, "answer": RIGHT,
                                     "reference_answer": REFERENCE}, p)
     assert with_reference.get("located_gain") is None
@@ -204,3 +213,16 @@ def test_the_embedded_model_gains_more_from_the_reference_on_a_right_answer() ->
                     for name, text in (("right", RIGHT), ("wrong", WRONG))}
     assert from_lecture["right"] > from_lecture["wrong"]
     assert len(messages(QUESTION, None)) == 2
+
+
+def test_token_recall_is_how_much_of_the_passage_the_answer_matches() -> None:
+    import numpy as np
+
+    from eval.signals import token_recall
+
+    e = np.eye(4, dtype=np.float32)  # four unrelated token vectors
+    passage = e[:2]
+    assert token_recall(passage, passage) == pytest.approx(1.0)  # says all of it
+    assert token_recall(e[:1], passage) == pytest.approx(0.5)  # says half of it
+    assert token_recall(e[2:], passage) == pytest.approx(0.0)  # says none of it
+    assert token_recall(e[:0], passage) is None

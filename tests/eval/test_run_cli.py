@@ -142,7 +142,7 @@ def test_judge_prints_items_and_agreement(tmp_path: Path, sample_index, fake) ->
     assert body["summary"]["ar_only"]["accuracy"] == 0.5
     for key in ("accuracy", "kappa", "kappa_linear", "n", "missing"):
         assert key in body["summary"] and key in body["summary"]["ar_only"]
-    assert "chance" not in stderr  # another judge than the embedded one: no measured warning
+    assert "aviso:" not in stderr  # another judge than the embedded one: no measured warning
     # without --json: a line per item, then the agreement in words (no JSON to read)
     proc = aula(["judge", str(f)], env)
     stdout, stderr = proc.communicate(timeout=300)
@@ -153,7 +153,7 @@ def test_judge_prints_items_and_agreement(tmp_path: Path, sample_index, fake) ->
     assert not any(line.startswith("{") for line in lines)
 
 
-def test_the_embedded_judge_on_answers_without_evidence_says_its_labels_are_near_chance(  # type: ignore[no-untyped-def]
+def test_the_embedded_judge_on_answers_without_evidence_says_how_far_to_trust_its_labels(  # type: ignore[no-untyped-def]
         tmp_path: Path, sample_index, fake) -> None:
     from app.embedded_llm import MODEL_ID
 
@@ -170,7 +170,8 @@ def test_the_embedded_judge_on_answers_without_evidence_says_its_labels_are_near
     assert proc.returncode == 0, stderr
     assert len(json.loads(stdout)["items"]) == 2  # the labels are still given
     warning = [line for line in stderr.splitlines() if line.startswith("aviso:")]
-    assert len(warning) == 1 and "1 of 2 answers" in warning[0] and "chance" in warning[0]
+    assert len(warning) == 1 and "1 of 2 answers" in warning[0]
+    assert "gold span" in warning[0] and "AULA_JUDGE_BASE_URL" in warning[0]
 
 
 def test_fitted_thresholds_say_how_many_items_they_rest_on(tmp_path: Path, sample_index,  # type: ignore[no-untyped-def]
