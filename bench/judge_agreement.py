@@ -72,7 +72,8 @@ LOCATED = ROOT / "bench" / "data" / "located_3b1b.jsonl"
 """The located signals (``eval.signals.located_signals``) of the judge set's answers, keyed by
 question and answer: read once (about 12 s an answer on 2 cores) and kept, like the judged
 items, so that the bench fits the located submodels without the scorer."""
-LOCATED_FIELDS = ("located_lecture", "located_start", "located_end", *LOCATED_FEATURES)
+LOCATED_FIELDS = ("located_lecture", "located_start", "located_end", *LOCATED_FEATURES,
+                  "match_model")
 """What ``located`` adds to an item (a run with a gold span reads none of it)."""
 LOCATED_K = 10
 """The hits ``aula judge`` searches a question for (its ``-k``), of which the first is read."""
@@ -181,7 +182,7 @@ def located(items: list[dict[str, Any]]) -> int:
     have = {(r["question"], r["answer"]): r for r in _rows(LOCATED)} if LOCATED.exists() else {}
     todo = sorted({(it["question"], it["answer"]) for it in items
                    if it.get("answer") and it.get("origin") != AULA} - set(have))
-    unmatched = sorted(key for key, r in have.items() if "located_match" not in r)
+    unmatched = sorted(key for key, r in have.items() if "match_model" not in r)
     if todo:
         from tqdm import tqdm
 
@@ -203,6 +204,8 @@ def located(items: list[dict[str, Any]]) -> int:
                     "likelihood_model": getattr(scorer, "model_id", None),
                     **located_signals(question, answer, top.text, scorer,
                                       services.embedder.token_vectors)}
+                have[(question, answer)]["match_model"] = _matched_by(
+                    have[(question, answer)], services.embedder)
     if unmatched:
         from tqdm import tqdm
 
@@ -219,6 +222,7 @@ def located(items: list[dict[str, Any]]) -> int:
                                       services.embedder.token_vectors)
                 r.update(located_match=got["located_match"],
                          located_match_late=got["located_match_late"])
+                r["match_model"] = _matched_by(r, services.embedder)
     if todo or unmatched:
         write_text(LOCATED, "".join(json.dumps(r, ensure_ascii=False) + "\n"
                                     for _, r in sorted(have.items())))
@@ -227,6 +231,12 @@ def located(items: list[dict[str, Any]]) -> int:
         if got is not None and it.get("origin") != AULA:
             it.update({k: got[k] for k in LOCATED_FIELDS})
     return len(todo)
+
+
+def _matched_by(reading: dict[str, Any], embedder: Any) -> str | None:
+    """The ``match_model`` of a located reading, as ``eval.run`` stores it: the E5 model's
+    id where it matched the answer to the passage."""
+    return embedder.model_id if reading.get("located_match") is not None else None
 
 
 def second_labelling(labelled: Path = SET, second_path: Path = SECOND) -> dict[str, Any]:

@@ -111,6 +111,9 @@ class LabelModel:
     """The scorer whose ``reference_gain`` it was fitted on (``TransformersScorer.model_id``);
     an item scored by another is labelled by the submodels that do not read the gain."""
     figures: dict[str, Any] = field(default_factory=dict)
+    match_model: str = ""
+    """The E5 model whose token vectors read the ``MATCH_FEATURES`` it was fitted on
+    (``E5Embedder.model_id``); an item matched by another is labelled without them."""
 
     def predict(self, row: Row) -> str | None:
         """The label of the first submodel that can read ``row``; None if none can."""
@@ -154,7 +157,8 @@ class LabelModel:
         return cls(models=models, judge_model=str(data.get("judge_model", "")),
                    fitted_items=int(data.get("fitted_items", 0)),
                    likelihood_model=str(data.get("likelihood_model") or ""),
-                   figures=dict(data.get("figures") or {}))
+                   figures=dict(data.get("figures") or {}),
+                   match_model=str(data.get("match_model") or ""))
 
 
 def fit_submodel(rows: Sequence[Row], labels: Sequence[str], features: Sequence[str],
@@ -304,7 +308,7 @@ def fits_apart(is_aula: Sequence[bool], labels: Sequence[str], groups: Sequence[
 
 def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
                     candidates: Sequence[str], *, judge_model: str = "",
-                    likelihood_model: str = "") -> LabelModel:
+                    likelihood_model: str = "", match_model: str = "") -> LabelModel:
     """Submodels chosen and fitted on the rows that have their signals (``_variants``): the
     first that may read every signal, then ones that read fewer; a variant whose signals are
     the same as an earlier one's is skipped. When the rows hold at least ``MIN_AULA_ITEMS``
@@ -328,6 +332,7 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
         figures.update({prefix + name: fig for name, fig in figs.items()})
     return LabelModel(models=tuple(models), judge_model=judge_model,
                       fitted_items=len(rows), likelihood_model=likelihood_model,
+                      match_model=match_model,
                       figures=figures)
 
 

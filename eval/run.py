@@ -34,6 +34,7 @@ from eval.report import summarise, write_records, write_rows, write_summary
 from eval.signals import (
     AULA,
     LIKELIHOOD_FEATURES,
+    MATCH_FEATURES,
     TokenVectors,
     coverage,
     evidence_words,
@@ -67,6 +68,8 @@ class Pipeline:
     token_vectors: TokenVectors | None = None
     """Set: an answer read at its located passage is also matched to it token by token
     (``located_match``; the E5 model's ``token_vectors``)."""
+    match_model: str = ""
+    """The model ``token_vectors`` reads with (``E5Embedder.model_id``), stored with the match."""
     span_text: Callable[[str, float, float], str | None] | None = None
     """Set: an item with a gold lecture and span is judged against what the lecture says there
     (first), besides the retrieved or given text (``Retriever.span_text``)."""
@@ -180,6 +183,8 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
                    located_end=top.end)
         out.update(located_signals(question, answer_text, top.text, p.likelihood,
                                    p.token_vectors))
+        if out.get("located_match") is not None:
+            out["match_model"] = p.match_model or None
     if p.likelihood is not None and (reference is not None or gold_text or located):
         # the model every gain of this item was read with
         out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
@@ -276,6 +281,10 @@ def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] 
     if p.label_model.likelihood_model and scored_by and \
             scored_by != p.label_model.likelihood_model:
         for name in LIKELIHOOD_FEATURES:  # another scorer's gains are on another scale
+            row[name] = None
+    matched_by = item.get("match_model")
+    if p.label_model.match_model and matched_by and matched_by != p.label_model.match_model:
+        for name in MATCH_FEATURES:  # another E5's token match is on another scale
             row[name] = None
     return p.label_model.probabilities(row)
 

@@ -127,6 +127,9 @@ LOCATED_FEATURES = ("located_gain", "located_gain_low", "located_novelty", "loca
 """The evidence gain, the lecture's words and the token match read at the passage the
 retriever puts first for the question and the answer (``located_signals``), for an answer
 given with neither a gold span nor a reference answer: where the lecture most likely answers."""
+MATCH_FEATURES = ("located_match", "located_match_late")
+"""The located passage matched token by token: on the scale of the E5 model that read them
+(``match_model`` of the item and of the label model)."""
 QUESTION_FEATURES = ("ar", "coverage", "claim_count")
 """The signals read from the question and the answer alone, the same whatever evidence the
 claims were checked against: the ones a label model for located passages reads beside them."""

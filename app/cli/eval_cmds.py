@@ -178,7 +178,7 @@ def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
         thresholds=_thresholds(o.thresholds, s), label_model=_label_model(o.thresholds, s),
         search=services.hits, search_in=services.hits,
         span_text=services.retriever.span_text,
-        token_vectors=services.embedder.token_vectors,
+        token_vectors=services.embedder.token_vectors, match_model=services.embedder.model_id,
         answer=lambda q, hits: EvalAnswer(services.answerer.run(
             q, hits, query=services.search_query(q))),
         k=o.k, correctness=o.correctness,
@@ -276,6 +276,7 @@ def judge(
             raise InputError(f"{file}: every row needs an 'answer' for `aula judge`")
         client = judge_client(s, stack=stack)
         search = span_text = token_vectors = None
+        match_model = ""
         if "contexts" not in qs or qs["contexts"].isna().any():
             from app.services import search_services
 
@@ -285,12 +286,13 @@ def judge(
             stack.enter_context(services.stack)
             search, span_text = services.hits, services.retriever.span_text
             token_vectors = services.embedder.token_vectors
+            match_model = services.embedder.model_id
             qs = _known_gold_lectures(qs, services.retriever.data.lecture_meta())
         pipeline = judge_pipeline(s, client, samples=samples,
                                   thresholds=_thresholds(thresholds, s), search=search, k=k,
                                   label_model=_label_model(thresholds, s),
                                   span_text=span_text, search_in=search,
-                                  token_vectors=token_vectors)
+                                  token_vectors=token_vectors, match_model=match_model)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max(1, concurrency)) as pool:
@@ -474,15 +476,22 @@ def fit_model(rows: Any, candidates: Sequence[str] | None = None, *,
     feats = [features(r, at) for r in recs]
     _, labels, groups = _origins_labels_groups(recs)
     models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
-    # the gains' scale: another scorer's are not read by this model (eval.run.labelled)
-    scorers = {r["likelihood_model"] for r in recs
-               if isinstance(r.get("likelihood_model"), str) and r["likelihood_model"]}
+    # the gains' and the token match's scale: another model's are not read by this one
+    # (eval.run.labelled)
     model = fit_label_model(feats, labels, groups, FEATURES if candidates is None else candidates,
                             judge_model=models[0] if models else "",
-                            likelihood_model=scorers.pop() if len(scorers) == 1 else "")
+                            likelihood_model=_one_model(recs, "likelihood_model"),
+                            match_model=_one_model(recs, "match_model"))
     predicted = loqo_predictions(model, feats, labels, groups)
     model.figures["loqo"] = agreement(labels, predicted)
     return model
+
+
+def _one_model(recs: Sequence[dict[str, Any]], key: str) -> str:
+    """The model that read ``key``'s signals of every record that names one (their scale),
+    or "" when none or several did."""
+    named = {r[key] for r in recs if isinstance(r.get(key), str) and r[key]}
+    return named.pop() if len(named) == 1 else ""
 
 
 def held_out_figures(held: Any, th: Any, model: Any) -> dict[str, Any]:

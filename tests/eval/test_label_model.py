@@ -224,6 +224,28 @@ def test_a_gain_read_by_another_scorer_is_not_read_on_the_fitted_scale() -> None
     assert (other, by) == ("I", "model")
 
 
+def test_a_token_match_read_by_another_e5_is_not_read_on_the_fitted_scale() -> None:
+    """The label model records which E5 model matched the located passages it was fitted on;
+    an answer matched by another (``AULA_EMBED_MODEL`` pointed elsewhere: another scale) is
+    not labelled by the match."""
+    from eval.run import Pipeline, labelled
+
+    rnd = random.Random(3)
+    level = {"C": 0.8, "PC": 0.5, "I": 0.2}
+    rows, labels, groups = [], [], []
+    for q in range(12):
+        for label in ("C", "PC", "I"):
+            rows.append({"located_match": level[label] + rnd.gauss(0, 0.03)})
+            labels.append(label)
+            groups.append(f"q{q}")
+    model = fit_label_model(rows, labels, groups, FEATURES, match_model="e5-a")
+    again = LabelModel.from_dict(json.loads(model.to_json()))
+    assert again.match_model == "e5-a"
+    p = Pipeline(judge=lambda m: "", label_model=again)
+    assert labelled({"located_match": 0.8, "match_model": "e5-a"}, p) == ("C", "model")
+    assert labelled({"located_match": 0.8, "match_model": "e5-b"}, p)[1] != "model"
+
+
 def test_the_model_reads_the_claim_share_at_the_level_it_was_fitted_at() -> None:
     # fit-labels fits the thresholds first (here: a claim counts as confirmed from P 0.75) and
     # the batch and the service read the model's claim share at that level: the fit must too.

