@@ -179,6 +179,7 @@ def signals(item: dict[str, Any], pipeline: Pipeline) -> dict[str, Any]:
         "evidence_recall": item.get("evidence_recall"),
         **{name: item.get(name) for name in LOCATED_FEATURES},
         "likelihood_model": item.get("likelihood_model"),
+        "match_model": item.get("match_model"),
         "origin": item.get("origin"),
         "label_by": item.get("label_by"),
         "label_confidence": item.get("automated_confidence"),
