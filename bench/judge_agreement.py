@@ -174,15 +174,13 @@ def located(items: list[dict[str, Any]]) -> int:
     passage the shipped retriever puts first for the question and the answer (``located_lecture``,
     ``located_start``, ``located_end`` and the ``LOCATED_FEATURES``, as ``eval.run`` stores
     them), taken from ``LOCATED`` or read now and added to it. The label model fits its located
-    submodels on these beside the signals of the question and answer alone. An entry read
-    before the token match existed (stop 54) gets it from its stored passage. Returns how many
+    submodels on these beside the signals of the question and answer alone. Returns how many
     were read now."""
     from eval.report import write_text
 
     have = {(r["question"], r["answer"]): r for r in _rows(LOCATED)} if LOCATED.exists() else {}
     todo = sorted({(it["question"], it["answer"]) for it in items
                    if it.get("answer") and it.get("origin") != AULA} - set(have))
-    unmatched = sorted(key for key, r in have.items() if "match_model" not in r)
     if todo:
         from tqdm import tqdm
 
@@ -202,28 +200,7 @@ def located(items: list[dict[str, Any]]) -> int:
                     "question": question, "answer": answer, "located_lecture": top.lecture_id,
                     "located_start": top.start, "located_end": top.end,
                     "likelihood_model": getattr(scorer, "model_id", None),
-                    **located_signals(question, answer, top.text, scorer,
-                                      services.embedder.token_vectors)}
-                have[(question, answer)]["match_model"] = _matched_by(
-                    have[(question, answer)], services.embedder)
-    if unmatched:
-        from tqdm import tqdm
-
-        from bench.answer_quality import offline_answerer
-        from eval.signals import located_signals
-
-        services, _ = offline_answerer()
-        with services.stack:
-            for question, answer in tqdm(unmatched, desc="token match", unit="answer"):
-                r = have[(question, answer)]
-                text = services.retriever.span_text(r["located_lecture"], r["located_start"],
-                                                    r["located_end"])
-                got = located_signals(question, answer, text or "", None,
-                                      services.embedder.token_vectors)
-                r.update(located_match=got["located_match"],
-                         located_match_late=got["located_match_late"])
-                r["match_model"] = _matched_by(r, services.embedder)
-    if todo or unmatched:
+                    **located_signals(question, answer, top.text, scorer, services.embedder)}
         write_text(LOCATED, "".join(json.dumps(r, ensure_ascii=False) + "\n"
                                     for _, r in sorted(have.items())))
     for it in items:
@@ -231,12 +208,6 @@ def located(items: list[dict[str, Any]]) -> int:
         if got is not None and it.get("origin") != AULA:
             it.update({k: got[k] for k in LOCATED_FIELDS})
     return len(todo)
-
-
-def _matched_by(reading: dict[str, Any], embedder: Any) -> str | None:
-    """The ``match_model`` of a located reading, as ``eval.run`` stores it: the E5 model's
-    id where it matched the answer to the passage."""
-    return embedder.model_id if reading.get("located_match") is not None else None
 
 
 def second_labelling(labelled: Path = SET, second_path: Path = SECOND) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from eval.signals import (
     AULA,
     LIKELIHOOD_FEATURES,
     MATCH_FEATURES,
-    TokenVectors,
+    TokenMatcher,
     coverage,
     evidence_words,
     features,
@@ -65,11 +65,9 @@ class Pipeline:
     search_in: Callable[[str, int, list[str]], list[Hit]] | None = None
     """``search`` limited to some lectures: a given answer whose item names its gold lecture
     but no span is checked against that lecture's passages, not the whole index's."""
-    token_vectors: TokenVectors | None = None
+    matcher: TokenMatcher | None = None
     """Set: an answer read at its located passage is also matched to it token by token
-    (``located_match``; the E5 model's ``token_vectors``)."""
-    match_model: str = ""
-    """The model ``token_vectors`` reads with (``E5Embedder.model_id``), stored with the match."""
+    (``located_match``, with the ``match_model``; the E5 model, ``E5Embedder``)."""
     span_text: Callable[[str, float, float], str | None] | None = None
     """Set: an item with a gold lecture and span is judged against what the lecture says there
     (first), besides the retrieved or given text (``Retriever.span_text``)."""
@@ -182,9 +180,7 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
         out.update(located_lecture=top.lecture_id, located_start=top.start,
                    located_end=top.end)
         out.update(located_signals(question, answer_text, top.text, p.likelihood,
-                                   p.token_vectors))
-        if out.get("located_match") is not None:
-            out["match_model"] = p.match_model or None
+                                   p.matcher))
     if p.likelihood is not None and (reference is not None or gold_text or located):
         # the model every gain of this item was read with
         out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
@@ -277,15 +273,14 @@ def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] 
     if p.label_model is None or (fitted_for and fitted_for != (p.judge_model() or fitted_for)):
         return None
     row = features(item, p.thresholds.support_at)
-    scored_by = item.get("likelihood_model")
-    if p.label_model.likelihood_model and scored_by and \
-            scored_by != p.label_model.likelihood_model:
-        for name in LIKELIHOOD_FEATURES:  # another scorer's gains are on another scale
-            row[name] = None
-    matched_by = item.get("match_model")
-    if p.label_model.match_model and matched_by and matched_by != p.label_model.match_model:
-        for name in MATCH_FEATURES:  # another E5's token match is on another scale
-            row[name] = None
+    # another scorer's gains, another E5's token match: on another scale than the fitted ones
+    for key, fitted, names in (("likelihood_model", p.label_model.likelihood_model,
+                                LIKELIHOOD_FEATURES),
+                               ("match_model", p.label_model.match_model, MATCH_FEATURES)):
+        read_by = item.get(key)
+        if fitted and read_by and read_by != fitted:
+            for name in names:
+                row[name] = None
     return p.label_model.probabilities(row)
 
 

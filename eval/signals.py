@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -216,9 +216,15 @@ def located_query(question: str, answer: str) -> str:
     return f"{question} {answer}"
 
 
-TokenVectors = Callable[[str], Sequence[np.ndarray]]
-"""A text's token vectors, one array (tokens × dimensions, unit rows) per layer read:
-``corpus.embed.E5Embedder.token_vectors`` (the middle layer, then three quarters deep)."""
+class TokenMatcher(Protocol):
+    """What matches an answer to a passage token by token: ``corpus.embed.E5Embedder``."""
+
+    model_id: str
+
+    def token_vectors(self, text: str) -> Sequence[np.ndarray]:
+        """``text``'s token vectors, one array (tokens × dimensions, unit rows) per layer
+        read (the middle layer, then three quarters deep)."""
+        ...
 
 
 def token_recall(answer: np.ndarray, passage: np.ndarray) -> float | None:
@@ -232,25 +238,29 @@ def token_recall(answer: np.ndarray, passage: np.ndarray) -> float | None:
 
 def located_signals(question: str, answer: str, passage: str,
                     scorer: ContinuationScorer | None,
-                    vectors: TokenVectors | None = None) -> dict[str, float | None]:
-    """``evidence_words``, (with a scorer) the evidence gain and (with ``vectors``) the token
-    match read against ``passage``, the text the retriever puts first for ``located_query``, as
-    the ``LOCATED_FEATURES``: for an answer given with neither a gold span nor a reference
-    answer, what the lecture most likely says where it answers. The match, like the words, is
+                    matcher: TokenMatcher | None = None) -> dict[str, Any]:
+    """``evidence_words``, (with a scorer) the evidence gain and (with a ``matcher``) the token
+    match and the ``match_model`` that read it, read against ``passage``, the text the
+    retriever puts first for ``located_query``, as the ``LOCATED_FEATURES``: for an answer
+    given with neither a gold span nor a reference answer, what the lecture most likely says
+    where it answers. The match, like the words, is
     read only for an answer in the passage's language (docs/judges.md, "Stop 54")."""
     words = evidence_words(question, answer, passage)
-    out: dict[str, float | None] = {"located_novelty": words["evidence_novelty"],
-                                    "located_recall": words["evidence_recall"],
-                                    "located_gain": None, "located_gain_low": None,
-                                    "located_match": None, "located_match_late": None}
+    out: dict[str, Any] = {"located_novelty": words["evidence_novelty"],
+                           "located_recall": words["evidence_recall"],
+                           "located_gain": None, "located_gain_low": None,
+                           "located_match": None, "located_match_late": None,
+                           "match_model": None}
     if scorer is not None:
         gains = answer_gains(scorer, question, answer, None, passage)
         out["located_gain"] = gains["evidence_gain"]
         out["located_gain_low"] = gains["evidence_gain_low"]
-    if vectors is not None and words["evidence_novelty"] is not None:
-        mid, late = zip(vectors(answer), vectors(passage), strict=True)
+    if matcher is not None and words["evidence_novelty"] is not None:
+        mid, late = zip(matcher.token_vectors(answer), matcher.token_vectors(passage),
+                        strict=True)
         out["located_match"] = token_recall(*mid)
         out["located_match_late"] = token_recall(*late)
+        out["match_model"] = matcher.model_id
     return out
 
 

@@ -178,7 +178,7 @@ def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
         thresholds=_thresholds(o.thresholds, s), label_model=_label_model(o.thresholds, s),
         search=services.hits, search_in=services.hits,
         span_text=services.retriever.span_text,
-        token_vectors=services.embedder.token_vectors, match_model=services.embedder.model_id,
+        matcher=services.embedder,
         answer=lambda q, hits: EvalAnswer(services.answerer.run(
             q, hits, query=services.search_query(q))),
         k=o.k, correctness=o.correctness,
@@ -275,8 +275,7 @@ def judge(
         if "answer" not in qs or qs["answer"].isna().any():
             raise InputError(f"{file}: every row needs an 'answer' for `aula judge`")
         client = judge_client(s, stack=stack)
-        search = span_text = token_vectors = None
-        match_model = ""
+        search = span_text = matcher = None
         if "contexts" not in qs or qs["contexts"].isna().any():
             from app.services import search_services
 
@@ -285,14 +284,13 @@ def judge(
             services = search_services(s, client)
             stack.enter_context(services.stack)
             search, span_text = services.hits, services.retriever.span_text
-            token_vectors = services.embedder.token_vectors
-            match_model = services.embedder.model_id
+            matcher = services.embedder
             qs = _known_gold_lectures(qs, services.retriever.data.lecture_meta())
         pipeline = judge_pipeline(s, client, samples=samples,
                                   thresholds=_thresholds(thresholds, s), search=search, k=k,
                                   label_model=_label_model(thresholds, s),
                                   span_text=span_text, search_in=search,
-                                  token_vectors=token_vectors, match_model=match_model)
+                                  matcher=matcher)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max(1, concurrency)) as pool:

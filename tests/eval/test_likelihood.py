@@ -138,7 +138,7 @@ def test_with_neither_gold_span_nor_reference_the_answer_is_read_at_the_first_pa
 
     scorer = ReadsReference()
     p = Pipeline(judge=judge, correctness=False, likelihood=scorer, search=search,
-                 token_vectors=embedder.token_vectors)
+                 matcher=embedder)
     right = evaluate_item({"id": "a", "question": QUESTION, "answer": RIGHT}, p)
     wrong = evaluate_item({"id": "b", "question": QUESTION, "answer": WRONG}, p)
     assert f"{QUESTION} {RIGHT}" in searched and f"{QUESTION} {WRONG}" in searched
@@ -150,6 +150,7 @@ def test_with_neither_gold_span_nor_reference_the_answer_is_read_at_the_first_pa
     assert right["located_novelty"] < wrong["located_novelty"]
     assert right["located_match"] > wrong["located_match"]
     assert right["located_match_late"] > wrong["located_match_late"]
+    assert right["match_model"] == embedder.model_id  # the scale the match was read on
     assert any(LECTURE in m[-1]["content"] for m in scorer.calls)
     assert right.get("evidence_gain") is None  # no gold span: the located reading only
     without_scorer = evaluate_item({"id": "a", "question": QUESTION, "answer": RIGHT},
