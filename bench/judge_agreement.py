@@ -42,6 +42,11 @@ fits its located submodels on them; ``test_gold_located`` is the test part read 
 has it (no reference answer, no gold span), with the share of located passages that overlap
 the gold span.
 
+``test_gold_without_reference`` is the test part with its gold span and no reference answer, its
+claims read as such a run reads them: at the gold span alone (``span_claims``, kept in
+``bench/data/span_claims_3b1b.jsonl``), where the gold condition read them beside the reference
+answer (``test_gold_without_reference_claims_read_with_it``, the figure printed until stop 55).
+
 Beside them, how far two labellings of the set agree (``second_labelling``): the labels of
 ``judge_3b1b.jsonl`` against ``judge_3b1b_second.jsonl``, a second labelling made blind to the
 first (question, answer and the lecture's transcript at the gold span only; stop 27), and the
@@ -75,6 +80,10 @@ items, so that the bench fits the located submodels without the scorer."""
 LOCATED_FIELDS = ("located_lecture", "located_start", "located_end", *LOCATED_FEATURES,
                   "match_model")
 """What ``located`` adds to an item (a run with a gold span reads none of it)."""
+SPAN_CLAIMS = ROOT / "bench" / "data" / "span_claims_3b1b.jsonl"
+"""The claim check of the judge set's test answers read at the gold span alone, keyed by id:
+the gold condition reads each answer's claims beside its reference answer, which a run
+without reference answers does not have (``span_claims``)."""
 LOCATED_K = 10
 """The hits ``aula judge`` searches a question for (its ``-k``), of which the first is read."""
 SETS = {"gold": (SET, STORED), "plain": (SET, None), "generated": (GENERATED, STORED_GENERATED)}
@@ -210,6 +219,44 @@ def located(items: list[dict[str, Any]]) -> int:
     return len(todo)
 
 
+def span_claims(items: list[dict[str, Any]]) -> int:
+    """Add to each item (the gold condition's test part) ``span_claim_p`` and
+    ``span_strict_p``: its claims checked by the embedded LLM at its gold span alone, as
+    ``eval.run`` checks them for an item with a gold span and no reference answer, taken from
+    ``SPAN_CLAIMS`` or read now and added to it (about 15 s an answer on 2 cores). Returns how
+    many were read now."""
+    from eval.report import write_text
+
+    have = {r["id"]: r for r in _rows(SPAN_CLAIMS)} if SPAN_CLAIMS.exists() else {}
+    todo = [it for it in items if _set_id(it) not in have]
+    if todo:
+        from tqdm import tqdm
+
+        from bench.answer_quality import services_over_index
+        from eval.claims import verify_claims
+
+        services = services_over_index()
+        with services.stack:
+            for it in tqdm(todo, desc="claims at the gold span", unit="answer"):
+                text = services.retriever.span_text(it["gold_lecture"], float(it["gold_start"]),
+                                                    float(it["gold_end"]))
+                got = verify_claims(services.llm.first_token, it["answer"],
+                                    [text] if text else [], strict=True)
+                have[_set_id(it)] = {"id": _set_id(it),
+                                     "span_claim_p": list(got.probabilities) or None,
+                                     "span_strict_p": list(got.strict) or None}
+        write_text(SPAN_CLAIMS, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                        for _, r in sorted(have.items())))
+    for it in items:
+        it.update({k: have[_set_id(it)][k] for k in ("span_claim_p", "span_strict_p")})
+    return len(todo)
+
+
+def _set_id(item: dict[str, Any]) -> str:
+    """The item's id in its labelled set (``_judge`` prefixes its condition)."""
+    return str(item["id"]).removeprefix(f"{item.get('condition')}-")
+
+
 def second_labelling(labelled: Path = SET, second_path: Path = SECOND) -> dict[str, Any]:
     """Agreement of a set's labels with its blind second labelling, per part."""
     from eval.metrics import accuracy, cohen_kappa
@@ -287,6 +334,10 @@ def main() -> None:
     # the plain condition's judge reads them itself; the others get them for the fit
     if read := located([it for it in items if it["condition"] != "plain"]):
         print(f"  located passages read for {read} answers, kept in {LOCATED.relative_to(ROOT)}")
+    if read := span_claims([it for it in items
+                            if it["condition"] == "gold" and it["split"] == "test"]):
+        print(f"  claims at the gold span read for {read} answers, kept in "
+              f"{SPAN_CLAIMS.relative_to(ROOT)}")
     judged = OUT / "judge-3b1b-items.jsonl"
     judged.write_text("".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items))
     # the label model, fitted on the fitting part under every condition at once
@@ -326,6 +377,14 @@ def main() -> None:
             # the judge makes of the lecture's text alone (the evidence gain, the claim check)
             bare = held.assign(**{f: None for f in (*NO_REFERENCE_DROPS, *LOCATED_FIELDS)
                                   if f in held})
+            if "span_claim_p" in held:
+                # its claims as such a run reads them, at the gold span alone; before stop 55
+                # this figure read them beside the reference answer (kept for comparison)
+                figures[f"test_{c}_without_reference_claims_read_with_it"] = _short(
+                    held_out_figures(bare, th, model).get("label_model") or {})
+                bare = bare.assign(correctness_claim_p=held["span_claim_p"],
+                                   correctness_strict_p=held["span_strict_p"],
+                                   correctness_reasoning=None)
             figures[f"test_{c}_without_reference"] = _short(
                 held_out_figures(bare, th, model).get("label_model") or {})
             if c == "gold" and "located_lecture" in held:

@@ -117,7 +117,7 @@ def eval_cmd(
                 items = run_batch(qs, eval_pipeline(s, services, options), out,
                                   concurrency=concurrency, progress=not json_out)
         summary = write_reports(items, out, hide_urls=hide_urls)
-    _warn_bare_evidence(qs.to_dict("records"), items)
+    _warn_no_reference(qs.to_dict("records"), items)
     _print_summary(summary, out, json_out)
 
 
@@ -146,13 +146,13 @@ def _warn_unknown_lectures(problems: list[str], what: str, tail: str = "") -> No
                    "gold_lecture is no lecture of this index", err=True)
 
 
-def _warn_bare_evidence(rows: list[dict[str, Any]], items: list[dict[str, Any]]) -> None:
-    """Say on stderr when the embedded judge labelled given answers without evidence of their
-    own (``app.judging.bare_evidence_warning``)."""
-    from app.judging import bare_evidence_warning
+def _warn_no_reference(rows: list[dict[str, Any]], items: list[dict[str, Any]]) -> None:
+    """Say on stderr when the embedded judge labelled given answers without a reference answer
+    (``app.judging.no_reference_warning``)."""
+    from app.judging import no_reference_warning
 
     model = next((it["judge_model"] for it in items if it.get("judge_model")), None)
-    warning = bare_evidence_warning(rows, model)
+    warning = no_reference_warning(rows, model)
     if warning:
         typer.echo(f"aviso: {warning}", err=True)
 
@@ -296,7 +296,7 @@ def judge(
         with ThreadPoolExecutor(max(1, concurrency)) as pool:
             items = list(pool.map(lambda r: evaluate_item(r, pipeline),
                                   qs.to_dict("records")))
-    _warn_bare_evidence(qs.to_dict("records"), items)
+    _warn_no_reference(qs.to_dict("records"), items)
     manual = [it.get("manual") for it in items]
     summary: dict[str, Any] = {
         **agreement(manual, [it.get("automated") for it in items]),

@@ -153,8 +153,10 @@ def test_judge_prints_items_and_agreement(tmp_path: Path, sample_index, fake) ->
     assert not any(line.startswith("{") for line in lines)
 
 
-def test_the_embedded_judge_on_answers_without_evidence_says_how_far_to_trust_its_labels(  # type: ignore[no-untyped-def]
+def test_the_embedded_judge_on_answers_without_a_reference_says_how_far_to_trust_its_labels(  # type: ignore[no-untyped-def]
         tmp_path: Path, sample_index, fake) -> None:
+    """An answer without a reference answer is counted whether it came with nothing else or
+    with a gold span: on our bench the embedded judge labels both far worse (stop 55)."""
     from app.embedded_llm import MODEL_ID
 
     f = tmp_path / "answers.jsonl"
@@ -162,15 +164,17 @@ def test_the_embedded_judge_on_answers_without_evidence_says_how_far_to_trust_it
         {"question": "O que a ReLU devolve?", "answer": "O máximo entre zero e x.", "label": "C"},
         {"question": "O que é sobreajuste?", "answer": "É quando a rede decora o treino.",
          "label": "C", "reference_answer": "A rede decora os exemplos de treino."},
+        {"question": "Qual a derivada do seno?", "answer": "O cosseno.", "label": "C",
+         "gold_lecture": "derivadas", "gold_start": 0, "gold_end": 60},
     ]))
     env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url,
            "AULA_LLM_MODEL": MODEL_ID}  # the fake endpoint answers as the embedded model
     proc = aula(["judge", str(f), "--json"], env)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
-    assert len(json.loads(stdout)["items"]) == 2  # the labels are still given
+    assert len(json.loads(stdout)["items"]) == 3  # the labels are still given
     warning = [line for line in stderr.splitlines() if line.startswith("aviso:")]
-    assert len(warning) == 1 and "1 of 2 answers" in warning[0]
+    assert len(warning) == 1 and "2 of 3 answers came with no reference_answer" in warning[0]
     assert "gold span" in warning[0] and "AULA_JUDGE_BASE_URL" in warning[0]
 
 
