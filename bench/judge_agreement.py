@@ -81,9 +81,10 @@ LOCATED_FIELDS = ("located_lecture", "located_start", "located_end", *LOCATED_FE
                   "match_model")
 """What ``located`` adds to an item (a run with a gold span reads none of it)."""
 SPAN_CLAIMS = ROOT / "bench" / "data" / "span_claims_3b1b.jsonl"
-"""The claim check of the judge set's test answers read at the gold span alone, keyed by id:
-the gold condition reads each answer's claims beside its reference answer, which a run
-without reference answers does not have (``span_claims``)."""
+"""The claim check of the judge set's answers read at the gold span alone, keyed by id: the
+gold condition reads each answer's claims beside its reference answer, which a run without
+reference answers does not have (``span_claims``; the bench reads the test part's, the fitting
+part's are kept for docs/judges.md's stop 55 refit)."""
 LOCATED_K = 10
 """The hits ``aula judge`` searches a question for (its ``-k``), of which the first is read."""
 SETS = {"gold": (SET, STORED), "plain": (SET, None), "generated": (GENERATED, STORED_GENERATED)}
