@@ -252,8 +252,9 @@ def judge(
     file: Path = typer.Argument(
         ..., help="CSV or JSONL with question and answer columns; optional: label (C/PC/I, "
         "for agreement), id, and the evidence the claims are checked against: "
-        "reference_answer, gold_lecture/gold_start/gold_end (seconds), contexts. Without any "
-        "of these the embedded judge agrees with instructors far less (docs/judges.md)."),
+        "reference_answer, gold_lecture/gold_start/gold_end (seconds), contexts. Without a "
+        "reference_answer the embedded judge agrees with instructors far less, gold span or "
+        "not (docs/judges.md)."),
     index: Path | None = IndexOpt,
     k: int = typer.Option(10, "-k", help="Segments retrieved where a row has no contexts."),
     samples: int = typer.Option(1, "--samples", help="Judge samples per item (median)."),
