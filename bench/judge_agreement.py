@@ -378,9 +378,11 @@ def main() -> None:
             # the judge makes of the lecture's text alone (the evidence gain, the claim check)
             bare = held.assign(**{f: None for f in (*NO_REFERENCE_DROPS, *LOCATED_FIELDS)
                                   if f in held})
-            if "span_claim_p" in held:
+            if c == "gold" and "span_claim_p" in held:
                 # its claims as such a run reads them, at the gold span alone; before stop 55
-                # this figure read them beside the reference answer (kept for comparison)
+                # this figure read them beside the reference answer (kept for comparison).
+                # Only the gold condition's items have them: the plain condition's rows share
+                # the column, empty
                 figures[f"test_{c}_without_reference_claims_read_with_it"] = _short(
                     held_out_figures(bare, th, model).get("label_model") or {})
                 bare = bare.assign(correctness_claim_p=held["span_claim_p"],
