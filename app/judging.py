@@ -100,9 +100,9 @@ def no_reference_warning(rows: Sequence[Mapping[str, Any]], judge_model: str | N
     return (f"{len(bare)} of {len(given)} answers came with no reference_answer; on such "
             f"answers the embedded judge ({MODEL_ID}) agreed with instructors' C/PC/I labels "
             "far less than with one on our bench (accuracy / linear kappa 0.57 / 0.41 reading "
-            "the lecture where the question and answer find it, 0.54 / 0.39 at a given gold "
+            "the lecture where the question and answer find it, 0.51 / 0.31 at a given gold "
             "span, 0.55 / 0.45 on this service's own answers at their gold span, against "
-            "0.66 / 0.60 with reference answers). Add reference answers, or set "
+            "0.73 / 0.69 with reference answers). Add reference answers, or set "
             "AULA_JUDGE_BASE_URL to a stronger model, before trusting its labels.")
 
 
