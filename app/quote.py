@@ -1,0 +1,223 @@
+"""Answers built from the lecture's own sentences: the few sentences that answer, quoted with
+their second, led by at most one generated sentence that those sentences confirm.
+
+A small model (the embedded 1.5B) paraphrases a two-minute passage into fluent, confident and
+often wrong sentences; the teacher's own words, found and quoted, are right whenever the right
+place was found. So the answer is made of three steps, each a pure function here or one LLM
+call in the answerer:
+
+1. ``sentences`` cuts a focused passage into timed sentences (a cue of spoken Portuguese often
+   holds several; their seconds are spread over the cue by character offset).
+2. ``best_runs`` scores every run of one to ``MAX_RUN`` consecutive sentences against the
+   question with E5 (``query:`` / ``passage:``) and keeps the best run of each passage: the
+   quote. The LLM's yes/no on the quote (the gate's prompt, on a few sentences rather than on
+   the passage) says whether it answers; below ``QUOTE_MIN_P`` the reply says so and shows the
+   moments instead of a quote that does not answer.
+3. ``lead_messages`` asks for one sentence answering from the quote alone; the claim check
+   reads it against the quote, and an unconfirmed lead is not shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from app.answer import Lang, fmt_clock
+from corpus.context import EmbedFn, Passage, said_at, squash
+from corpus.models import Cue, Hit
+
+MAX_RUN = 3
+"""Consecutive sentences a quote may hold."""
+QUOTE_CHARS = 360
+"""A quote longer than this is cut at a sentence (a run of one sentence is never cut)."""
+TRIM_MARGIN = 0.01
+"""A quote's first sentence is dropped when the run without it scores at most this much less."""
+MIN_SENTENCE_CHARS = 25
+"""A shorter piece ("Massa?", "Né?", "Então, bom.") is joined to the sentence after it."""
+QUOTE_MIN_P = 0.5
+"""The LLM's P(the quote answers the question) from which the quote is shown as the answer
+(``Settings.quote_min_p``; ``aula fit-quote`` picks it on a fitting set)."""
+LEAD_MAX_TOKENS = 70
+"""One sentence, a long one included."""
+
+_SPLIT_RE = re.compile(r"(?<=[.!?…])\s+")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One timed sentence of a passage."""
+
+    start: float
+    end: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The best run of sentences of one passage: its text, span, E5 similarity to the question,
+    and the passage it comes from (index into the answerer's candidates)."""
+
+    passage: int
+    start: float
+    end: float
+    text: str
+    similarity: float
+    p: float | None = None
+    """The LLM's P(the quote answers the question), once read."""
+    sentences: tuple[Sentence, ...] = ()
+    """Its timed sentences."""
+
+
+def sentences(passage: Passage) -> list[Sentence]:
+    """The passage's timed sentences: its cues cut at sentence ends, each piece's seconds
+    spread over its cue by character offset, short pieces joined to the next. A passage
+    without cues is one cue over its span."""
+    cues = [(c.start, c.end, c.text) for c in passage.cues if c.text.strip()]
+    if not cues:
+        cues = [(passage.start, passage.end, passage.text)]
+    pieces: list[Sentence] = []
+    for start, end, text in cues:
+        parts = [p for p in _SPLIT_RE.split(squash(text)) if p]
+        total = max(1, sum(len(p) + 1 for p in parts))
+        pos = 0
+        for p in parts:
+            a = start + (end - start) * pos / total
+            pos += len(p) + 1
+            pieces.append(Sentence(round(a, 2), round(start + (end - start) * pos / total, 2), p))
+    out: list[Sentence] = []
+    carry: Sentence | None = None
+    for s in pieces:
+        if carry is not None:
+            s = Sentence(carry.start, s.end, f"{carry.text} {s.text}")
+            carry = None
+        if len(s.text) < MIN_SENTENCE_CHARS:
+            carry = s
+        else:
+            out.append(s)
+    if carry is not None:
+        if out:
+            last = out.pop()
+            out.append(Sentence(last.start, carry.end, f"{last.text} {carry.text}"))
+        else:
+            out.append(carry)
+    return [s for s in out if passage.start - 1 <= s.start <= passage.end]
+
+
+def runs(sents: Sequence[Sentence], max_run: int = MAX_RUN,
+         max_chars: int = QUOTE_CHARS) -> list[tuple[int, int]]:
+    """Every run [i, j) of one to ``max_run`` consecutive sentences within ``max_chars``
+    (a single sentence always counts)."""
+    out: list[tuple[int, int]] = []
+    for i in range(len(sents)):
+        size = 0
+        for j in range(i, min(len(sents), i + max_run)):
+            size += len(sents[j].text) + 1
+            if j > i and size > max_chars:
+                break
+            out.append((i, j + 1))
+    return out
+
+
+def best_runs(question: str, passages: Sequence[Passage], embed: EmbedFn,
+              max_run: int = MAX_RUN, max_chars: int = QUOTE_CHARS) -> list[Quote]:
+    """The best run of sentences of each passage for ``question`` (E5 cosine), in the
+    passages' order; a passage with no sentence gives none."""
+    per: list[tuple[int, list[Sentence], list[tuple[int, int]]]] = []
+    texts: list[str] = []
+    for n, p in enumerate(passages):
+        sents = sentences(p)
+        spans = runs(sents, max_run, max_chars)
+        per.append((n, sents, spans))
+        texts.extend(" ".join(s.text for s in sents[a:b]) for a, b in spans)
+    if not texts:
+        return []
+    qv = np.asarray(embed([question], "query"))[0]
+    scores = np.asarray(embed(texts, "passage")) @ qv
+    out: list[Quote] = []
+    at = 0
+    for n, sents, spans in per:
+        if not spans:
+            continue
+        part = scores[at : at + len(spans)]
+        at += len(spans)
+        score = dict(zip(spans, (float(x) for x in part), strict=True))
+        a, b = spans[int(np.argmax(part))]
+        best = score[(a, b)]
+        # a run that starts a sentence early scores nearly as well: the quote, and its link,
+        # start at the sentence that answers
+        while a + 1 < b and score.get((a + 1, b), -1.0) >= best - TRIM_MARGIN:
+            a += 1
+        out.append(Quote(n, sents[a].start, sents[b - 1].end,
+                         " ".join(s.text for s in sents[a:b]), score[(a, b)],
+                         sentences=tuple(sents[a:b])))
+    return out
+
+
+def placed(quote: Quote, lead: str) -> Quote:
+    """``quote`` starting at the sentence that says what the confirmed ``lead`` says
+    (``corpus.context.said_at``): E5 often prefers a run with a sentence of context before the
+    one that answers, and the link should open where the answer is spoken."""
+    if len(quote.sentences) < 2:
+        return quote
+    cues = tuple(Cue(s.start, s.end, s.text) for s in quote.sentences)
+    hit = Hit(-1, 0.0, "", "", "", quote.start, quote.end, quote.text)
+    at = said_at(lead, Passage(hit, quote.text, quote.start, quote.end, quote.start,
+                               cues=cues))
+    if at is None or at <= quote.start:
+        return quote
+    keep = tuple(s for s in quote.sentences if s.start >= at)
+    return replace(quote, start=keep[0].start, text=" ".join(s.text for s in keep),
+                   sentences=keep)
+
+
+_LEAD: dict[Lang, tuple[str, str]] = {
+    "pt": ("Você responde perguntas de estudantes usando SOMENTE as frases de uma aula dadas "
+           "abaixo. Responda em português, em UMA frase curta e direta, sem citar números de "
+           "trechos. Não acrescente nada que as frases não digam.",
+           "Frases da aula:\n“{quote}”\n\nPergunta do estudante: {question}\n\n"
+           "Responda em uma frase, só com o que as frases dizem."),
+    "en": ("You answer students' questions using ONLY the lecture sentences below (they may be "
+           "in Portuguese). Answer in English, in ONE short, direct sentence, without excerpt "
+           "numbers. Add nothing the sentences do not say.",
+           "Lecture sentences:\n“{quote}”\n\nStudent's question: {question}\n\n"
+           "Answer in one sentence, only with what the sentences say."),
+}
+
+
+def lead_messages(question: str, quote: str, lang: Lang) -> list[dict[str, str]]:
+    """The prompt for the one generated sentence that leads the quote."""
+    system, user = _LEAD[lang]
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": user.format(quote=quote, question=question.strip())}]
+
+
+def first_sentence(text: str) -> str:
+    """The generated lead cut to its first sentence, without markers or quotes around it."""
+    text = squash(re.sub(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]", "", text)).strip(" \"“”'")
+    parts = _SPLIT_RE.split(text, maxsplit=1)
+    return parts[0].strip() if parts else ""
+
+
+_SAYS: dict[Lang, str] = {
+    "pt": "Na aula “{title}”, em {clock}, o professor diz:",
+    "en": "In the lecture “{title}”, at {clock}, the teacher says:",
+}
+
+NOT_FOUND: dict[Lang, str] = {
+    "pt": "Não achei a frase exata nas aulas; estes momentos tratam disso.",
+    "en": "I couldn't find the exact sentence in the lectures; these moments are about it.",
+}
+
+
+def quote_answer(lead: str | None, quote: Quote, title: str, lang: Lang) -> str:
+    """The answer a student reads: the confirmed lead (if any), then the quote with its second,
+    each ending with the marker of passage 1 (the quote's)."""
+    says = _SAYS[lang].format(title=title, clock=fmt_clock(quote.start))
+    body = f"{says} “{quote.text}” [1]"
+    if lead:
+        end = "" if lead.endswith((".", "!", "?")) else "."
+        return f"{lead}{end} [1]\n\n{body}"
+    return body

@@ -1,0 +1,148 @@
+"""The quote strategy: the lecture's own sentences quoted at their second, led by one generated
+sentence only when they confirm it, and an honest "not found" when no sentence answers.
+
+Pure parts on plain data; the strategy itself over real HTTP against the fake LLM, which answers
+the yes/no on a quote by whether the quote says what the question asks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.config import Settings
+from app.evidence import Gate
+from app.main import create_app
+from app.quote import quote_answer, runs, sentences
+from corpus.context import Passage
+from corpus.models import Cue, Hit
+from corpus.readers import read_cues
+from tests.app.fake_llm import FakeLLMServer
+from tests.servers import ServedApp
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "lectures"
+LEAD = {"text": "A ReLU devolve o máximo entre zero e a entrada."}
+
+
+def _passage(cues: list[Cue]) -> Passage:
+    hit = Hit(1, 0.9, "aula-01", "Aula 1", "", cues[0].start, cues[-1].end,
+              " ".join(c.text for c in cues))
+    return Passage(hit, hit.text, hit.start, hit.end, hit.start, cues=tuple(cues))
+
+
+def test_a_spoken_cue_is_cut_into_sentences_with_their_own_seconds() -> None:
+    cue = Cue(100.0, 130.0, "Massa? Então o JWT assinado não é criptografado, qualquer um lê o "
+                            "conteúdo dele. Por isso não coloque senha no token, tá bom?")
+    got = sentences(_passage([cue]))
+    assert [s.text for s in got] == [
+        "Massa? Então o JWT assinado não é criptografado, qualquer um lê o conteúdo dele.",
+        "Por isso não coloque senha no token, tá bom?"]
+    # the short "Massa?" joins the sentence after it; the second sentence starts later in the
+    # cue, in proportion to the characters before it
+    assert got[0].start == pytest.approx(100.0)
+    assert 100.0 + 30 * 0.5 < got[1].start < 130.0
+    assert got[1].end == pytest.approx(130.0)
+
+
+def test_runs_stay_within_the_quote_budget_but_a_long_sentence_stands_alone() -> None:
+    long = "x" * 500 + "."
+    cues = [Cue(0, 10, "Primeira frase com bastante texto aqui."), Cue(10, 20, long),
+            Cue(20, 30, "Terceira frase com bastante texto também.")]
+    sents = sentences(_passage(cues))
+    got = runs(sents, max_run=3, max_chars=360)
+    assert (1, 2) in got  # the long sentence alone
+    assert (0, 2) not in got and (1, 3) not in got  # nothing longer than the budget with it
+
+
+def test_the_answer_names_the_lecture_and_the_second_and_cites_the_quote() -> None:
+    from app.quote import Quote
+
+    q = Quote(0, 101.9, 114.7, "Hoje em dia a função mais usada é a ReLU.", 0.9, 0.95)
+    text = quote_answer("A mais usada é a ReLU", q, "Redes neurais", "pt")
+    lead, body = text.split("\n\n")
+    assert lead == "A mais usada é a ReLU. [1]"
+    assert body == ("Na aula “Redes neurais”, em 01:41, o professor diz: "
+                    "“Hoje em dia a função mais usada é a ReLU.” [1]")
+    assert quote_answer(None, q, "Redes neurais", "pt") == body
+
+
+def responder(messages: list[dict]) -> str:
+    user = messages[-1]["content"]
+    if "PERGUNTA DE UM ESTUDANTE" in user:  # the yes/no on a passage or a quote
+        text = user.split("PERGUNTA DE UM ESTUDANTE")[0]
+        asked = user.split("PERGUNTA DE UM ESTUDANTE")[1].lower()
+        if "ativação" in asked:
+            return "SIM@0.95" if "máximo entre zero" in text else "NÃO@0.9"
+        return "NÃO@0.95"
+    if "AFIRMAÇÃO:" in user:  # the claim check of the lead against the quote
+        text, claim = user.split("AFIRMAÇÃO:", 1)
+        return "SIM@0.95" if "máximo" in claim and "máximo" in text else "NÃO@0.9"
+    if "Frases da aula" in user:  # the one lead sentence
+        return LEAD["text"]
+    return "Resposta livre que não deveria aparecer [1]."
+
+
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(responder) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def service(sample_index, fake_llm, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    gate_file = tmp_path_factory.mktemp("gate") / "gate.json"
+    # a gate that lets every question through: the quote's own yes/no decides here
+    gate_file.write_text(Gate(p_covered=0.0, p_pass=0.0).to_json())
+    settings = Settings(
+        index_dir=sample_index.root, llm_base_url=fake_llm.base_url, llm_model="fake-model",
+        llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
+        database_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'aula.db'}",
+        ask_rate_per_minute=0, search_rate_per_minute=0,
+    )
+    with ServedApp(create_app(settings)) as srv:
+        yield srv.url
+
+
+def ask(url: str, question: str) -> dict:
+    res = httpx.post(f"{url}/ask", json={"question": question, "k": 4}, timeout=30)
+    assert res.status_code == 200
+    return res.json()
+
+
+def test_a_quoted_answer_opens_the_video_where_the_quoted_sentence_is_said(
+        service: str) -> None:
+    body = ask(service, "Qual função de ativação é a mais usada hoje?")
+    _, cues = read_cues(SAMPLES / "redes-neurais" / "redes-neurais.srt")
+    (says,) = [c for c in cues if "máximo entre zero e a entrada" in c.text]
+    assert body["strategy"] == "quote" and body["covered"] is True, body["reason"]
+    lead, quoted = body["answer"].split("\n\n")
+    assert lead == "A ReLU devolve o máximo entre zero e a entrada. [1]"
+    assert "devolve o máximo entre zero e a entrada" in quoted
+    assert "Resposta livre" not in body["answer"]  # nothing free-written reaches the student
+    (cite,) = body["citations"]
+    assert cite["start"] == pytest.approx(says.start, abs=0.5)
+    assert cite["url"].endswith(f"t={int(cite['start'])}")
+    assert f"{int(says.start) // 60:02d}:{int(says.start) % 60:02d}" in quoted
+
+
+def test_a_lead_the_quote_does_not_confirm_is_not_shown(service: str) -> None:
+    LEAD["text"] = "A ReLU foi criada em 1950 por um matemático russo."
+    try:
+        body = ask(service, "Qual função de ativação é a mais usada hoje?")
+    finally:
+        LEAD["text"] = "A ReLU devolve o máximo entre zero e a entrada."
+    assert body["covered"] is True
+    assert "1950" not in body["answer"]
+    assert body["answer"].startswith("Na aula “")
+    assert "máximo entre zero" in body["answer"]
+
+
+def test_when_no_sentence_answers_the_reply_says_so_and_shows_the_moments(
+        service: str) -> None:
+    body = ask(service, "Qual a diferença entre a derivada e a integral de uma função?")
+    assert body["covered"] is False
+    assert body["answer"].startswith("Não achei a frase exata")
+    assert body["citations"] == []
+    assert body["moments"], "the closest moments are still listed"
