@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export AULA_INDEX_DIR ?= $(INDEX)
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo serve test test-fast check lint bench browser-deps db-deps
+.PHONY: help install demo serve test test-fast check lint bench browser-deps db-deps media-deps
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -26,6 +26,9 @@ browser-deps: ## Debian's chromium for the page tests (needs root)
 db-deps: ## PostgreSQL binaries for the database tests (needs root; they start their own server)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)
 
+media-deps: ## espeak-ng, the speech of the recorded-lecture tests and bench (needs root)
+	@command -v espeak-ng >/dev/null || (apt-get update -qq && apt-get install -y -qq espeak-ng >/dev/null)
+
 demo: install ## index the sample lectures, search, and answer a question with the embedded LLM
 	$(BIN)/aula ingest samples/lectures
 	$(BIN)/aula search "Qual função de ativação é mais usada hoje e por quê?" -k 3
@@ -34,7 +37,7 @@ demo: install ## index the sample lectures, search, and answer a question with t
 serve: install ## run the service and the student page on http://127.0.0.1:8000
 	$(BIN)/aula serve
 
-test: install browser-deps db-deps ## run every test, as CI does
+test: install browser-deps db-deps media-deps ## run every test, as CI does
 	$(BIN)/python -m pytest -q
 
 test-fast: install ## the tests without the slow ones

@@ -59,8 +59,10 @@ from app.evidence import (
 )
 from app.llm import LLMError
 from app.locate import asks_where, where_answer, where_topic
+from app.outlinks import foreign_links
 from app.quote import (
     LEAD_MAX_TOKENS,
+    LEAD_STRICT_AT,
     NOT_FOUND,
     QUOTE_MIN_P,
     Quote,
@@ -70,7 +72,7 @@ from app.quote import (
     placed,
     quote_answer,
 )
-from app.substance import MIN_NEW_WORDS, quoted_spans, with_substance
+from app.substance import MIN_NEW_WORDS, new_words, quoted_spans, with_substance
 from app.summary import (
     SUMMARY_PASSAGES,
     asks_summary,
@@ -455,6 +457,10 @@ class Answerer:
                                {"generate": time.perf_counter() - t0})
             return
         assert final is not None
+        kept = without_foreign_links(final.text, [h.text for h in hits])
+        if kept != final.text:
+            text, citations = cite(kept, hits)
+            final = replace(final, text=text, citations=citations)
         yield Reply(question, lang, "direct", moments, final, final.covered,
                     timings=dict(final.timings), contexts=[h.text for h in hits])
 
@@ -581,6 +587,9 @@ class Answerer:
         if self.postcheck == "drop" and any(c.supported is False for c in checks):
             text = _drop_unsupported(text, checks)
             text, citations = cite(text, cite_hits)
+        kept = without_foreign_links(text, [p.text for p in chosen])
+        if kept != text:
+            text, citations = cite(kept, cite_hits)
         answer = Answer(text, citations, True, self.llm.model_id, lang, dict(timings),
                         len(chosen))
         readable = [c.p for c in checks if c.p is not None]
@@ -635,7 +644,7 @@ class Answerer:
         first ``quote_checks`` passages (the gate's choice first), the one the LLM reads as
         answering best, quoted with its second and led by one generated sentence that the quote
         confirms; when none answers with P ``quote_min_p``, the moments and a line saying so."""
-        from eval.claims import SUPPORT_AT, claim_messages, yes_probability
+        from eval.claims import STRICT_USER, SUPPORT_AT, claim_messages, yes_probability
 
         assert self.embed is not None
         model = getattr(self.llm, "model_id", "")
@@ -668,10 +677,18 @@ class Answerer:
             raw = "".join(self.llm.stream(lead_messages(question, best.text, lang),
                                           temperature=0.0, max_tokens=LEAD_MAX_TOKENS))
             said = first_sentence(raw)
-            if len(said) >= 12:
-                got, probs = self.llm.first_token(claim_messages(said, passage_block(best.text)))
+            # a lead that hands the question back ("Sim, o yield desfaz as operações") adds
+            # nothing the quote does not say better: it is not shown
+            if (len(said) >= 12 and len(new_words(said, question)) >= self.min_new_words
+                    and not foreign_links(said, [best.text])):
+                block = passage_block(best.text)
+                got, probs = self.llm.first_token(claim_messages(said, block))
                 lead_p = yes_probability(got, probs)
-                lead = said if lead_p is not None and lead_p >= SUPPORT_AT else None
+                if lead_p is not None and lead_p >= SUPPORT_AT:
+                    # and the stricter reading, which orders right and wrong claims better
+                    got, probs = self.llm.first_token(claim_messages(said, block, STRICT_USER))
+                    strict = yes_probability(got, probs)
+                    lead = said if strict is not None and strict >= LEAD_STRICT_AT else None
                 if lead is not None:
                     best = placed(best, lead)
         except LLMError as exc:  # the quote stands alone
@@ -831,6 +848,26 @@ def _cite_all(text: str) -> str:
         body = out[a:b].rstrip(".!?:;")
         out = out[:a] + f"{body} [1]{out[a + len(body):b]}" + out[b:]
     return out
+
+
+def without_foreign_links(text: str, passages: Sequence[str]) -> str:
+    """``text`` without the sentences that carry a link, an e-mail address or a command that
+    the passages they cite do not say (``app.outlinks``): a transcript, or a prompt, telling
+    students to log in somewhere or run something does not reach them through the answer.
+    A sentence citing nothing is read against no passage. The lecture's quoted words stay."""
+    quotes = quoted_spans(text)
+    out, dropped = text, False
+    for a, b in reversed(sentence_spans(text)):
+        if any(a < qb and qa < b for qa, qb in quotes):
+            continue
+        sentence = text[a:b]
+        cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+        foreign = foreign_links(MARKER_RE.sub("", sentence), cited)
+        if foreign:
+            log.warning("answer sentence dropped: it carries %s, which its passage does not say",
+                        ", ".join(foreign))
+            out, dropped = out[:a] + out[b:], True
+    return re.sub(r"[ \t]{2,}", " ", out).strip() if dropped else text
 
 
 def _drop_unsupported(text: str, checks: Sequence[SentenceCheck]) -> str:

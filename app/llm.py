@@ -4,15 +4,20 @@ The official ``openai`` client does the HTTP; its built-in retries are off (``ma
 so that one policy applies everywhere: connection errors, timeouts, 429 and 5xx are retried
 with exponential backoff, then one ``LLMError`` names the endpoint and the last error. Its
 ``public`` line says the same without the endpoint, a key or an address, for anonymous replies.
+
+Credentials never travel in the URL: the configured API key is the bearer, and a
+``user:password@`` in the endpoint's URL is taken out of it and sent in the ``Authorization``
+header (HTTP Basic) when no key is configured, so no request line or log shows it.
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import openai
 
@@ -38,15 +43,29 @@ class LLMError(RuntimeError):
 
 
 def redacted(url: str) -> str:
-    """``url`` fit for a log: a password in it becomes ``***`` and its query is dropped."""
+    """``url`` fit for a log: a password in it becomes ``***`` (so does a user name with no
+    password: it is often a token) and its query is dropped."""
     parts = urlsplit(url)
     if not parts.netloc:
         return url
     netloc = parts.netloc
-    if parts.password is not None:
+    if "@" in netloc:
         user, _, host = netloc.rpartition("@")
-        netloc = f"{user.split(':', 1)[0]}:***@{host}"
+        netloc = f"{user.split(':', 1)[0]}:***@{host}" if ":" in user else f"***@{host}"
     return urlunsplit(parts._replace(netloc=netloc, query="", fragment=""))
+
+
+def without_credentials(url: str) -> tuple[str, str | None]:
+    """``url`` without its ``user:password@`` part, and that part as the value of an HTTP
+    Basic ``Authorization`` header (None when the URL holds no credentials)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    pair = f"{unquote(user)}:{unquote(password)}".encode()
+    return (urlunsplit(parts._replace(netloc=host)),
+            "Basic " + base64.b64encode(pair).decode("ascii"))
 
 
 class ChatModel(Protocol):
@@ -114,8 +133,8 @@ class LLMClient:
         retries: int = 2,
         backoff: float = 0.5,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.shown_url = redacted(self.base_url)
+        self.base_url, basic = without_credentials(base_url.rstrip("/"))
+        self.shown_url = redacted(base_url.rstrip("/"))
         self.retries = max(0, retries)
         self.backoff = backoff
         self._model = model or None
@@ -124,6 +143,8 @@ class LLMClient:
             api_key=api_key or "not-needed",
             timeout=timeout,
             max_retries=0,
+            # the URL's credentials when no key is configured (the key wins: one header)
+            default_headers={"Authorization": basic} if basic and not api_key else None,
         )
 
     @property

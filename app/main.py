@@ -18,7 +18,11 @@ log = logging.getLogger("aula")
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """The Aula service; ``settings`` defaults to the environment's."""
+    """The Aula service; ``settings`` defaults to the environment's. From here on, no log line
+    of this process shows a credential (``app.redaction``)."""
+    from app.redaction import install as redact_logs
+
+    redact_logs()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -64,12 +68,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     _database_errors(app)
 
-    from app.api import ask, review, search
+    from app.api import ask, media, review, search
     from app.pages import review as review_pages
 
     app.include_router(search.router)
     app.include_router(ask.router)
     app.include_router(review.router)
+    app.include_router(media.router)
     app.include_router(review_pages.router)
     try:
         from app.pages import routes as pages

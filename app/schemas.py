@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from corpus.metadata import web_url
+from eval.record import normalise_newlines
 
 MAX_QUESTION = 2000
 MAX_LECTURES = 500  # lecture ids one question may be limited to
@@ -24,7 +25,24 @@ NO_NUL = r"^[^\x00]*$"
 MAX_REQUEST_HEAD = 12 * (MAX_QUESTION + MAX_LECTURES * (MAX_LECTURE_ID + len("&lecture="))) \
     + 64 * 1024
 
-LectureId = Annotated[str, Field(min_length=1, max_length=MAX_LECTURE_ID, pattern=NO_NUL)]
+
+
+def _encodable(value: str) -> str:
+    """``value`` when it can be written as UTF-8: JSON can carry a lone surrogate
+    (``"\\ud800"``) that no encoder, tokenizer or database takes."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"character {exc.start + 1} is not text (a lone surrogate, "
+                         f"U+{ord(value[exc.start]):04X})") from None
+    return value
+
+
+Text = Annotated[str, AfterValidator(_encodable)]
+"""A string of a request body: refused with 422 when it cannot be encoded (lone surrogates)."""
+
+LectureId = Annotated[str, Field(min_length=1, max_length=MAX_LECTURE_ID, pattern=NO_NUL),
+                      AfterValidator(_encodable)]
 
 
 SSE_EVENT: dict[str, Any] = {
@@ -82,7 +100,7 @@ class HitOut(BaseModel):
 
 
 class AskIn(BaseModel):
-    question: str = Field(
+    question: Text = Field(
         description="The student's question: 1 to 2,000 characters as sent (spaces count), "
                     "not all blank.",
         json_schema_extra={"minLength": 1, "maxLength": MAX_QUESTION, "pattern": NOT_BLANK})
@@ -98,7 +116,7 @@ class AskIn(BaseModel):
             raise ValueError(
                 f"the question has {len(v)} characters; the limit is {MAX_QUESTION}"
             )
-        v = v.strip()
+        v = normalise_newlines(v).strip()  # a bare CR is a line break, as everywhere after
         if not v:
             raise ValueError("the question is empty")
         return v

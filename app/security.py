@@ -19,8 +19,12 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+# Recordings play from this origin (media-src); a YouTube lecture plays in YouTube's
+# privacy-enhanced embed, the only frame a page may hold.
+YOUTUBE_EMBED = "https://www.youtube-nocookie.com"
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    f"media-src 'self'; frame-src {YOUTUBE_EMBED}; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 # FastAPI's /docs page loads Swagger UI from jsDelivr and starts it with an inline script.

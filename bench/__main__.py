@@ -9,10 +9,10 @@ import time
 ALL = [
     "answer_quality", "gate_decisions",
     "ingest_query", "ingest_scale", "retrieval_quality", "cross_language", "vector_stores",
-    "faiss_scale", "gpu_embed",
+    "faiss_scale", "gpu_embed", "asr",
     "ask_latency", "prompt_cache", "focus_cache", "search_load", "load_run",
     "judge_throughput", "eval_scale", "judge_agreement", "annotate", "summary_requests",
-    "comparisons",
+    "comparisons", "login_memory",
 ]
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,9 @@ def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
         "at_sentence_in_span": at_sentence, "at_passage_in_span": at_passage,
         "first_evidence_s": first_evidence, "first_token_s": first_token, "total_s": total,
         "reason": reply.reason, "confidence": reply.confidence,
+        # the quote strategy's yes/no on its best quote (what its threshold is fitted on)
+        "quote_p": (max(float(x) for x in m.group(1).split(","))
+                    if (m := re.search(r"P=\[([0-9., ]+)\]", reply.reason)) else None),
         "answer": reply.answer.text if reply.answer is not None else reply.note,
         "new_words": (len(new_words(reply.answer.text, f"{q.question} {query}"))
                       if reply.answer is not None and reply.covered else None),

@@ -28,6 +28,7 @@ from corpus.metadata import (
 from corpus.models import Cue, LectureMeta
 from corpus.readers import FORMATS, READERS, RICHNESS, sniff
 from corpus.readers.errors import TranscriptError
+from corpus.readers.media import is_media
 from corpus.readers.table import read_table
 
 
@@ -147,7 +148,7 @@ def _files(root: Path, patterns: list[re.Pattern[str]]) -> Iterator[tuple[Path, 
             rel = file.relative_to(root).as_posix()
             if patterns and not any(p.fullmatch(rel) for p in patterns):
                 continue
-            if file.suffix.lower() in FORMATS:
+            if file.suffix.lower() in FORMATS or is_media(file):
                 yield file, bool(patterns)
 
 
@@ -188,6 +189,8 @@ def siblings(found: Found) -> list[Found]:
 def _lectures_in(
     file: Path, root: Path, wanted: bool, rows: dict[str, dict[str, str]]
 ) -> list[Found]:
+    if is_media(file):  # transcribed at ingest (corpus.asr), unless a transcript beside wins
+        return [Found(_meta(file, root, lecture_id_for(file, root), rows), file, "media")]
     fmt = sniff(file) if file.suffix.lower() in FORMATS else None
     if fmt is None:
         if wanted:

@@ -11,11 +11,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from corpus.asr import MediaTranscripts
 from corpus.discover import Found, discover, load, other_transcripts, siblings
 from corpus.embed import Embedder
 from corpus.errors import InputError
 from corpus.index import IndexStore, empty_data, merge_lectures, same_content
 from corpus.models import Cue, Window
+from corpus.readers import whisper_json
 from corpus.readers.errors import TranscriptError
 from corpus.repeats import REPEAT_SHARE, misfiled, repeated_lectures, text_share
 from corpus.segment import (
@@ -87,6 +89,11 @@ class IngestSummary:
     """What the shared vector store did (``MilvusStore.sync``), when there is one."""
     unchanged: bool = False
     """The lectures read hold what the index already held: no new version was written."""
+    media: list[dict[str, Any]] = field(default_factory=list)
+    """Each recording read (``corpus.asr.MediaTranscript``): its transcript, and whether it
+    was transcribed now (audio seconds, time, real-time factor) or its transcript found."""
+    transcribed: int = 0
+    """How many recordings were transcribed by this ingest (0 when every one was found)."""
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -115,12 +122,15 @@ def ingest(
     index_kind: str = "flat",
     progress: bool = False,
     vector_store: Any = None,
+    media: MediaTranscripts | None = None,
 ) -> IngestSummary:
     """Read every transcript under ``paths`` and write a new index version.
 
     Files that fail to parse are listed in the summary and do not stop the others; the previous
     index stays live until the new version is complete. ``vector_store`` (a
     ``corpus.vector_store.MilvusStore``) is brought to the new version after the folder.
+    Recordings are transcribed by ``media`` (by default Whisper base, transcripts kept in the
+    index folder's ``transcripts/``; ``corpus.ray_asr.RayTranscripts`` spreads them over Ray).
     """
     params = params or SegmentParams()
     summary = IngestSummary(index_dir=str(store.root))
@@ -132,6 +142,10 @@ def ingest(
     units: dict[str, list[tuple[float, float, str]]] | None = (
         {} if params.unit_seconds > 0 else None)
     read: dict[str, Found] = {}
+    recordings = [item.path for item in found.lectures if item.fmt == "media"]
+    if recordings:
+        media = media or MediaTranscripts(store.root / "transcripts")
+        media.prepare(recordings, progress)  # all at once where they are spread (Ray)
 
     def add(item: Found, cues: list[Cue]) -> None:
         cues, stretched = believable_ends(cues)
@@ -163,7 +177,11 @@ def ingest(
                  "skipped": [str(s) for s in item.skipped]}
             )
         try:
-            cues = load(item)
+            if item.fmt == "media":
+                media = media or MediaTranscripts(store.root / "transcripts")
+                cues = _transcribed(item, media, summary, progress)
+            else:
+                cues = load(item)
         except TranscriptError as exc:
             summary.failed.append({"path": str(item.path), "error": str(exc)})
             continue
@@ -239,6 +257,15 @@ def ingest(
     summary.total_segments = len(new.segments)
     summary.total_lectures = len(new.lectures)
     return summary
+
+
+def _transcribed(item: Found, media: MediaTranscripts, summary: IngestSummary,
+                 progress: bool) -> list[Cue]:
+    """The cues of a recording: its transcript found by content hash, else made now."""
+    done = media.transcript_for(item.path, progress=progress)
+    summary.media.append({"lecture_id": item.meta.lecture_id, **done.as_dict()})
+    summary.transcribed += int(done.transcribed)
+    return whisper_json.read(Path(done.transcript))
 
 
 def _note_stretched(summary: IngestSummary, path: Path, stretched: list[Cue]) -> None:

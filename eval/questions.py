@@ -66,18 +66,33 @@ injection")."""
 _ESCAPED = FORMULA_STARTS | {"'"}
 
 
+_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
+
+
+def _neutral(text: str) -> str:
+    if text[:1] in FORMULA_STARTS or (text[:1] == "'" and text[1:2] in _ESCAPED):
+        return "'" + text
+    return text
+
+
+def _plain(text: str) -> str:
+    return text[1:] if text[:1] == "'" and text[1:2] in _ESCAPED else text
+
+
 def spreadsheet_text(cell: str) -> str:
     """``cell`` as a CSV cell a spreadsheet shows as text: one starting like a formula gets a
     leading ``'``, and so does one starting with ``'`` and then such a character (or another
-    ``'``), so that :func:`from_spreadsheet_text` gives back exactly ``cell``."""
-    if cell[:1] in FORMULA_STARTS or (cell[:1] == "'" and cell[1:2] in _ESCAPED):
-        return "'" + cell
-    return cell
+    ``'``); so does every line after a line break inside the cell (a spreadsheet may start a
+    formula there). :func:`from_spreadsheet_text` gives back exactly ``cell``."""
+    pieces = _LINE_BREAK.split(cell)  # text, break, text, break, ...
+    return _neutral("".join(p if i % 2 or i == 0 else _neutral(p)
+                            for i, p in enumerate(pieces)))
 
 
 def from_spreadsheet_text(cell: str) -> str:
     """The text :func:`spreadsheet_text` neutralised; other cells come back unchanged."""
-    return cell[1:] if cell[:1] == "'" and cell[1:2] in _ESCAPED else cell
+    pieces = _LINE_BREAK.split(_plain(cell))
+    return "".join(p if i % 2 or i == 0 else _plain(p) for i, p in enumerate(pieces))
 
 
 class QuestionsError(InputError):

@@ -128,11 +128,18 @@ _STRUCTURAL_RE = re.compile(
 )
 
 
+def normalise_newlines(text: str) -> str:
+    """``text`` with every CR LF and every bare CR as LF: the one line ending the records use.
+    A bare CR left in would hide a heading from escaping while the parser reads it as a line."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def escape_text(text: str) -> str:
-    """``text`` with every line that could read as record structure escaped by a backslash."""
+    """``text`` with every line that could read as record structure escaped by a backslash
+    (line endings normalised first, as the parser reads them)."""
     return "\n".join(
         _STRUCTURAL_RE.sub(lambda m: m["indent"] + "\\" + m["escapes"], line, count=1)
-        for line in text.split("\n")
+        for line in normalise_newlines(text).split("\n")
     )
 
 
@@ -149,7 +156,7 @@ def _free(value: str | None) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split("\n"))
+    return " ".join(normalise_newlines(text).split("\n"))
 
 
 def render_record(rec: Record, hide_urls: bool = False) -> str:
@@ -157,7 +164,8 @@ def render_record(rec: Record, hide_urls: bool = False) -> str:
     question = escape_text(rec.question)
     lines = [f"**{_QUESTION} {rec.qid}**: {question}", "", f"**{_SEGMENTS}**:"]
     for hit in rec.segments:
-        shown = replace(hit, score=float(hit.score), text=escape_text(hit.text))
+        shown = replace(hit, score=float(hit.score), text=escape_text(hit.text),
+                        url=_one_line(hit.url), title=_one_line(hit.title))
         lines += [hit_markdown(shown, hide_url=hide_urls), ""]
     lines += ["", f"**{_ANSWER}**: {_free(rec.answer)}", "", f"**{_REFERENCES}**:"]
     for ref in rec.references:
@@ -194,41 +202,94 @@ def render_records(records: list[Record], hide_urls: bool = False) -> str:
     return "\n".join(render_record(rec, hide_urls=hide_urls) for rec in records)
 
 
-_HEADER_RE = re.compile(rf"^\*\*\s*{_QUESTION}\s+([^*\n]*?)\s*\*\*\s*:[ \t]*", re.MULTILINE)
-_LABEL_RE = re.compile(
-    r"^\*\*\s*(" + "|".join(re.escape(label) for label in _ORDER) + r")\s*\*\*\s*:[ \t]*",
-    re.MULTILINE,
-)
-_SEGMENT_START_RE = re.compile(r"^-[ \t]*\*[ \t]*Corpus ID[ \t]*:?[ \t]*\*", re.MULTILINE)
-_SEGMENT_FIELD_RE = re.compile(
-    r"^-[ \t]*\*[ \t]*([^*\n]+?)[ \t]*:?[ \t]*\*[ \t]*:?[ \t]*", re.MULTILINE
-)
-_REFERENCE_RE = re.compile(r"^-\s*\[(.*)\]\((.*)\)\s*$")
-_RULE_RE = re.compile(r"(?:\n\s*-{3,}\s*)+\s*$")
+# The parser reads line by line with string operations, never a backtracking regex over the
+# text: a record of any shape is read in time linear in its length.
+
+
+def _heading(line: str) -> tuple[str, int] | None:
+    """``(inner, value_start)`` of a line that starts ``**inner**:`` (no ``*`` in ``inner``):
+    the text between the stars and where the value after the colon begins; else None."""
+    if not line.startswith("**"):
+        return None
+    close = line.find("*", 2)
+    if close < 0 or not line.startswith("**", close):
+        return None
+    after = line[close + 2 :].lstrip()
+    if not after.startswith(":"):
+        return None
+    value = after[1:].lstrip(" \t")
+    return line[2:close], len(line) - len(value)
+
+
+def _question_number(inner: str) -> str | None:
+    """The number of a ``**Pergunta N**`` heading's inner text; None for another heading."""
+    text = inner.lstrip()
+    if not text.startswith(_QUESTION) or not text[len(_QUESTION) : len(_QUESTION) + 1].isspace():
+        return None
+    return text[len(_QUESTION) :].strip()
+
+
+def _segment_field(line: str) -> tuple[str, int] | None:
+    """``(name, value_start)`` of a segment field line, ``- *Name:* value``; else None."""
+    if not line.startswith("-"):
+        return None
+    rest = line[1:].lstrip(" \t")
+    if not rest.startswith("*"):
+        return None
+    close = rest.find("*", 1)
+    if close <= 1:
+        return None
+    name = rest[1:close].rstrip(" \t")
+    value = rest[close + 1 :].lstrip(" \t")
+    if name.endswith(":"):  # "- *Name:* value"; the colon is in the stars or after them
+        name = name[:-1].rstrip(" \t")
+    elif value.startswith(":"):
+        value = value[1:].lstrip(" \t")
+    return name.lstrip(" \t"), len(line) - len(value)
+
+
+def _is_rule(line: str) -> bool:
+    bare = line.strip(" \t")
+    return len(bare) >= 3 and not bare.strip("-")
+
+
+def _without_closing_rules(body: str) -> str:
+    """``body`` without the ``---`` lines (and blank lines) that close it."""
+    lines = body.split("\n")
+    end = len(lines)
+    while end > 1 and (_is_rule(lines[end - 1]) or not lines[end - 1].strip()):
+        end -= 1
+    if any(_is_rule(line) for line in lines[end:]):
+        return "\n".join(lines[:end])
+    return body
 
 
 def parse_records(text: str) -> list[Record]:
     """Every record in a Markdown report (one or many; ``---`` separators optional). A record
     whose structure is ambiguous (a field heading twice or out of order, a question number
-    seen before) is refused with the line named."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    headers = list(_HEADER_RE.finditer(text))
+    seen before) is refused with the line named. Linear in the text's length."""
+    text = normalise_newlines(text)
+    headers: list[tuple[int, int, int, str]] = []  # line, start, value start, number
+    offset = 0
+    for number, line in enumerate(text.split("\n"), start=1):
+        heading = _heading(line)
+        if heading is not None and (qid := _question_number(heading[0])) is not None:
+            headers.append((number, offset, offset + heading[1], qid))
+        offset += len(line) + 1
     if not headers:
         raise RecordParseError(f"record 1: no '**{_QUESTION} N**:' line found")
     records = []
     first_line: dict[str, int] = {}
-    for number, header in enumerate(headers, start=1):
-        qid = header.group(1).strip()
-        line = _line_of(text, header.start())
+    for number, (at, _, value_start, qid) in enumerate(headers, start=1):
         if qid and qid in first_line:
             raise RecordParseError(
-                f"line {line}: record {number} (Pergunta {qid}): Pergunta {qid} appears again "
+                f"line {at}: record {number} (Pergunta {qid}): Pergunta {qid} appears again "
                 f"(first at line {first_line[qid]}); a question inside a record must be escaped"
             )
-        first_line[qid] = line
-        end = headers[number].start() if number < len(headers) else len(text)
-        body = _RULE_RE.sub("", text[header.end() : end])
-        records.append(_parse_record(number, qid, body, line, text[: header.end()].count("\n")))
+        first_line[qid] = at
+        end = headers[number][1] if number < len(headers) else len(text)
+        body = _without_closing_rules(text[value_start:end])
+        records.append(_parse_record(number, qid, body, at, at - 1))
     return records
 
 
@@ -269,6 +330,9 @@ def _parse_record(number: int, qid: str, body: str, line: int, body_line: int) -
     )
 
 
+_RANK = {label: rank for rank, label in enumerate(_ORDER)}
+
+
 def _split_fields(
     body: str, line_of: Callable[[int], int], where: str
 ) -> tuple[str, dict[str, str]]:
@@ -277,21 +341,26 @@ def _split_fields(
     that looks like a heading is escaped when written, so it never gets here)."""
     accepted: list[tuple[str, int, int]] = []
     last = -1
-    for match in _LABEL_RE.finditer(body):
-        label = match.group(1)
-        rank = _ORDER.index(label)
-        if rank <= last:
-            first = next((a[1] for a in accepted if a[0] == label), None)
-            problem = (
-                f"appears again (first at line {line_of(first)})" if first is not None
-                else f"comes after '**{accepted[-1][0]}**' at line {line_of(accepted[-1][1])}"
-            )
-            raise RecordParseError(
-                f"line {line_of(match.start())}: {where}: '**{label}**' {problem}; "
-                "the record is ambiguous"
-            )
-        accepted.append((label, match.start(), match.end()))
-        last = rank
+    offset = 0
+    for line in body.split("\n"):
+        heading = _heading(line)
+        label = heading[0].strip() if heading is not None else ""
+        if heading is not None and label in _RANK:
+            rank = _RANK[label]
+            if rank <= last:
+                first = next((a[1] for a in accepted if a[0] == label), None)
+                problem = (
+                    f"appears again (first at line {line_of(first)})" if first is not None
+                    else f"comes after '**{accepted[-1][0]}**' at line "
+                         f"{line_of(accepted[-1][1])}"
+                )
+                raise RecordParseError(
+                    f"line {line_of(offset)}: {where}: '**{label}**' {problem}; "
+                    "the record is ambiguous"
+                )
+            accepted.append((label, offset, offset + heading[1]))
+            last = rank
+        offset += len(line) + 1
     question_end = accepted[0][1] if accepted else len(body)
     values = {}
     for i, (label, _, value_start) in enumerate(accepted):
@@ -345,42 +414,63 @@ def _unit_float(value: str | None, label: str, fail: _Fail) -> float | None:
 
 def _parse_references(value: str, fail: _Fail) -> list[Reference]:
     refs = []
-    for line in value.strip().splitlines():
+    for line in value.strip().split("\n"):
         line = line.strip()
         if not line:
             continue
-        match = _REFERENCE_RE.match(line)
-        if not match:
+        link = _reference(line)
+        if link is None:
             raise fail(_REFERENCES, f"not a '- [title](url)' line: {line[:80]!r}")
-        title, url = match.group(1).strip(), match.group(2).strip()
+        title, url = link
         if title == HIDDEN_REFERENCE and not url:
             title = ""
         refs.append(Reference(title=title, url=url))
     return refs
 
 
+def _reference(line: str) -> tuple[str, str] | None:
+    """``(title, url)`` of a stripped ``- [title](url)`` line (the last ``](`` splits them)."""
+    rest = line[1:].lstrip() if line.startswith("-") else ""
+    split = rest.rfind("](")
+    if not rest.startswith("[") or split < 1 or not rest.endswith(")") or split + 2 >= len(rest):
+        return None
+    return rest[1:split].strip(), rest[split + 2 : -1].strip()
+
+
 def _parse_segments(value: str, fail: _Fail) -> list[Hit]:
-    starts = [m.start() for m in _SEGMENT_START_RE.finditer(value)]
+    fields: list[tuple[str, int, int]] = []  # name, line start, value start
+    offset = 0
+    for line in value.split("\n"):
+        found = _segment_field(line)
+        if found is not None:
+            fields.append((found[0], offset, offset + found[1]))
+        offset += len(line) + 1
+    starts = [i for i, (name, _, _) in enumerate(fields) if name == "Corpus ID"]
     if not starts:
         if _text(value) is not None:
             raise fail(_SEGMENTS, "no '- *Corpus ID:*' line found")
         return []
-    bounds = starts + [len(value)]
+    bounds = starts + [len(fields)]
     return [
-        _parse_segment(value[bounds[i] : bounds[i + 1]], i + 1, fail) for i in range(len(starts))
+        _parse_segment(value, fields[bounds[i] : bounds[i + 1]],
+                       fields[bounds[i + 1]][1] if bounds[i + 1] < len(fields) else len(value),
+                       i + 1, fail)
+        for i in range(len(starts))
     ]
 
 
-def _parse_segment(block: str, index: int, fail: _Fail) -> Hit:
-    matches = list(_SEGMENT_FIELD_RE.finditer(block))
+def _parse_segment(
+    value: str, fields: list[tuple[str, int, int]], end: int, index: int, fail: _Fail
+) -> Hit:
+    """One segment: its field lines (``fields``, in ``value``) up to offset ``end``."""
     raw: dict[str, str] = {}
-    for i, match in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(block)
-        name = match.group(1).strip().lower()
+    for i, (shown_name, _, value_start) in enumerate(fields):
+        field_end = fields[i + 1][1] if i + 1 < len(fields) else end
+        name = shown_name.strip().lower()
         if name.startswith("transcri"):  # the text runs to the end of the block
-            raw[name] = block[match.end() :]
+            raw[name] = value[value_start:end]
             break
-        raw[name] = block[match.end() : end]
+        raw[name] = value[value_start:field_end]
 
     def field_value(name: str, required: bool = True) -> str:
         for key, text in raw.items():
@@ -423,7 +513,9 @@ def _parse_segment(block: str, index: int, fail: _Fail) -> Hit:
 
 def _parse_lecture(value: str) -> tuple[str, str]:
     """``"Title (lecture_id)"`` as ``corpus.render.hit_markdown`` prints it with the lecture."""
-    match = re.fullmatch(r"(.*)\s+\(([^()]*)\)", value)
-    if match:
-        return match.group(1).strip(), match.group(2).strip()
+    opening = value.rfind("(")
+    title, lecture = value[:opening], value[opening + 1 : -1]
+    if (opening > 0 and value.endswith(")") and ")" not in lecture and title[-1].isspace()
+            and "\n" not in title.rstrip()):
+        return title.strip(), lecture.strip()
     return value, ""

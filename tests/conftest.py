@@ -81,3 +81,41 @@ def milvus_server(tmp_path_factory):  # type: ignore[no-untyped-def]
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def recorded_course(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """A course folder as an instructor keeps it: a video and an audio recording (Portuguese
+    from espeak-ng) and a lecture that is a transcript of a YouTube video (``tests/media.py``)."""
+    import shutil
+
+    from tests.media import ESPEAK, RecordedCourse, speak, write_audio, write_video
+
+    if ESPEAK is None:
+        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
+    root = tmp_path_factory.mktemp("course") / "curso"
+    root.mkdir()
+    video = speak(RecordedCourse.VIDEO_SENTENCES)
+    write_video(root / "aula-redes.mp4", video)
+    audio = speak(RecordedCourse.AUDIO_SENTENCES)
+    write_audio(root / "aula-imagens.mp3", audio)
+    (root / "derivadas").mkdir()  # a transcript whose video is on YouTube
+    shutil.copy(SAMPLES / "derivadas" / "derivadas.srt", root / "derivadas" / "derivadas.srt")
+    (root / "derivadas" / "video_url.txt").write_text(RecordedCourse.YOUTUBE + "\n")
+    return RecordedCourse(root, video, audio)
+
+
+@pytest.fixture(scope="session")
+def media_index(recorded_course, embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """``recorded_course`` ingested (its recordings transcribed in Portuguese by the embedded
+    Whisper base, once for the session): the index store and the ingest summary."""
+    from corpus.asr import AsrOptions, MediaTranscripts, Transcriber
+    from corpus.index import IndexStore
+    from corpus.ingest import ingest
+
+    store = IndexStore(tmp_path_factory.mktemp("media-idx") / "index")
+    media = MediaTranscripts(store.root / "transcripts",
+                             Transcriber(AsrOptions(language="pt", cache_dir=CACHE)))
+    summary = ingest([recorded_course.root], store, embedder, media=media)
+    assert summary.transcribed == 2, summary.failed
+    return store, summary

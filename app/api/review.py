@@ -25,7 +25,7 @@ from app.auth import (
 )
 from app.db import exchange, store
 from app.db.models import MAX_INT
-from app.schemas import NOT_BLANK, ErrorOut, error_responses
+from app.schemas import NOT_BLANK, ErrorOut, Text, error_responses
 
 router = APIRouter(tags=["review"], responses=error_responses(401, 403, 422, 503))
 
@@ -38,8 +38,8 @@ AnswerId = Annotated[int, Path(ge=1, le=MAX_INT, description="A stored answer's 
 
 
 class LoginIn(BaseModel):
-    name: str = Field(min_length=1, max_length=64)
-    password: str = Field(min_length=1, max_length=1024)
+    name: Text = Field(min_length=1, max_length=64)
+    password: Text = Field(min_length=1, max_length=1024)
 
 
 MAX_IMPORT = 8_000_000
@@ -55,8 +55,8 @@ class AnnotationIn(BaseModel):
          "required": ["comment"]},
     ]})
 
-    label: str = Field(description="C, PC or I", json_schema_extra={"enum": list(store.LABELS)})
-    comment: str | None = Field(None, max_length=store.MAX_COMMENT, validate_default=True,
+    label: Text = Field(description="C, PC or I", json_schema_extra={"enum": list(store.LABELS)})
+    comment: Text | None = Field(None, max_length=store.MAX_COMMENT, validate_default=True,
                                 description="Required for PC and I (not blank)")
     version: int = Field(ge=1, le=MAX_INT,
                          description="The item's version this annotation was made on")
@@ -78,7 +78,7 @@ class AnnotationIn(BaseModel):
 
 
 class ImportIn(BaseModel):
-    text: str = Field(description="A CSV export or Markdown records (not blank)",
+    text: Text = Field(description="A CSV export or Markdown records (not blank)",
                       max_length=MAX_IMPORT, json_schema_extra={"minLength": 1,
                                                                 "pattern": NOT_BLANK})
     format: Literal["csv", "md"] | None = None

@@ -34,4 +34,7 @@ _register_optional()
 
 
 def main() -> None:
+    from app.redaction import install as redact_logs
+
+    redact_logs()  # no log line shows a credential
     cli()

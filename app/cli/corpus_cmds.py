@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -15,6 +16,10 @@ from app.cli.common import (
     print_json,
     settings_for,
 )
+
+if TYPE_CHECKING:
+    from app.config import Settings
+    from corpus.asr import MediaTranscripts
 
 
 def register(cli: typer.Typer) -> None:
@@ -37,13 +42,23 @@ def ingest(
     kind: str = typer.Option(None, "--kind", help="FAISS index: flat (exact), hnsw or ivf."),
     ray: str | None = typer.Option(
         None, "--ray", metavar="ADDRESS",
-        help="Embed on Ray: 'local' (Ray on this machine), 'auto' (the cluster this machine "
-             "is in) or ray://HEAD:10001."),
-    ray_workers: int = typer.Option(2, "--ray-workers", min=1,
-                                    help="Ray actors embedding at once (one model each)."),
+        help="Transcribe recordings and embed on Ray: 'local' (Ray on this machine), 'auto' "
+             "(the cluster this machine is in) or ray://HEAD:10001."),
+    ray_workers: int = typer.Option(
+        2, "--ray-workers", min=1,
+        help="Ray actors transcribing, then embedding, at once (one model each)."),
+    language: str | None = typer.Option(
+        None, "--language", help="Language of the recordings (pt, en...); default: detected."),
+    asr_model: str | None = typer.Option(
+        None, "--asr-model", metavar="PATH",
+        help="A CTranslate2 Whisper folder to transcribe with (default: embedded base)."),
+    write_transcripts: bool = typer.Option(
+        False, "--write-transcripts",
+        help="Write each recording's transcript beside it (NAME.json), not in the index."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Read transcripts (Whisper JSON, SRT, WebVTT, sentence JSON, CSV/Parquet), segment,
+    """Read transcripts (Whisper JSON, SRT, WebVTT, sentence JSON, CSV/Parquet) and recordings
+    (.mp4 .mkv .webm .mov .mp3 .m4a .wav .ogg .flac, transcribed once with Whisper), segment,
     embed with E5 and add them to the index. Re-ingesting a lecture replaces it."""
     from corpus.index import IndexStore
     from corpus.ingest import SegmentParams
@@ -66,11 +81,14 @@ def ingest(
             s.unit_seconds, s.unit_overlap_seconds,
         )
         shared = shared_store(s)
+        store = IndexStore(s.index_dir)
         try:
             summary = run_ingest(
-                paths, IndexStore(s.index_dir), embedder, include=include, manifest=manifest,
+                paths, store, embedder, include=include, manifest=manifest,
                 params=params, index_kind=kind or s.index_kind, progress=not json_out,
                 vector_store=shared,
+                media=media_transcripts(s, store.root, language, asr_model, write_transcripts,
+                                        ray, ray_workers),
             )
         finally:
             if shared is not None:
@@ -81,12 +99,32 @@ def ingest(
         _print_summary(summary)
     if not summary.lectures:
         why = (f"{len(summary.failed)} failed" if summary.failed
-               else "no transcript found (.srt, .vtt, .json, .csv, .parquet)")
+               else "no transcript or recording found (.srt, .vtt, .json, .csv, .parquet, "
+                    ".mp4, .mp3...)")
         if summary.empty:
             why += f", {len(summary.empty)} empty"
         typer.echo(f"erro: no lecture read from {', '.join(map(str, paths))}: {why}; "
                    "the index was not changed", err=True)
         raise typer.Exit(1)
+
+
+def media_transcripts(s: Settings, index_root: Path, language: str | None, model: str | None,
+                      beside: bool, ray: str | None = None, ray_workers: int = 2
+                      ) -> MediaTranscripts:
+    """How recordings are transcribed, from the settings and the command's options: here, or
+    over ``ray_workers`` Ray actors when ``ray`` names a cluster."""
+    from corpus.asr import AsrOptions, MediaTranscripts, Transcriber
+
+    options = AsrOptions(
+        model=model or s.asr_model, language=(language or s.asr_language) or None,
+        device=s.asr_device, compute_type=s.asr_compute_type, threads=s.asr_threads,
+        beam_size=s.asr_beam_size, cache_dir=s.cache_dir)
+    if ray:
+        from corpus.ray_asr import RayTranscripts
+
+        return RayTranscripts(index_root / "transcripts", Transcriber(options), beside=beside,
+                              address=ray, workers=ray_workers)
+    return MediaTranscripts(index_root / "transcripts", Transcriber(options), beside=beside)
 
 
 def _others(summary, path: str) -> str:  # type: ignore[no-untyped-def]
@@ -123,6 +161,12 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
              f"(a maior, {st['seconds']:.0f} s para {st['words']} palavras, em "
              f"{clock(st['start'])}); cortadas ao tempo de fala, sem cobrir os minutos sem "
              "transcrição", err=True)
+    for rec in summary.media:
+        if rec["transcribed"]:
+            echo(f"  {rec['lecture_id']}: transcrita, {rec['audio_seconds'] / 60:.1f} min de "
+                 f"áudio em {rec['seconds']:.0f} s (RTF {rec['rtf']}, {rec['language']})")
+        else:
+            echo(f"  {rec['lecture_id']}: transcrição já feita, lida de {rec['transcript']}")
     for fail in summary.failed:
         echo(f"  falhou: {fail['error']}", err=True)
     echo(

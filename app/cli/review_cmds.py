@@ -78,16 +78,16 @@ def users_add(
 def users_token(
     name: str = typer.Argument(...),
     days: float | None = typer.Option(None, "--days", min=0.001,
-                                      help="Lifetime in days (default: AULA_TOKEN_DAYS, 90)."),
+                                      help="Lifetime in days (default: AULA_TOKEN_DAYS, 90; "
+                                           "at most 36500)."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Print a new API token for NAME (shown once): send it as `Authorization: Bearer ...`.
     It is refused after its lifetime; `aula users revoke` ends it sooner."""
-    from datetime import timedelta
+    from app.auth import issue_token, token_expiry
 
-    from app.auth import issue_token, now
-
-    expires = now() + timedelta(days=days or get_settings().token_days)
+    with one_line_errors():
+        expires = token_expiry(days or get_settings().token_days)
     with database() as db, one_line_errors():
         token = issue_token(db, name, expires)  # type: ignore[arg-type]
     if json_out:
@@ -207,7 +207,8 @@ def review_import(
     from app.db import exchange, store
 
     with one_line_errors():
-        text = file.read_text(encoding="utf-8")
+        with file.open(encoding="utf-8", newline="") as f:  # CSV: the cells' own line ends
+            text = f.read()
         kind = fmt or exchange.guess_format(file.name, text)
         if kind not in ("csv", "md"):
             raise InputError(f"--format: {kind!r}; use csv or md")

@@ -19,7 +19,13 @@ from corpus.errors import InputError
 from corpus.models import Hit
 from eval.questions import from_spreadsheet_text, spreadsheet_text
 from eval.record import Record as ReportRecord
-from eval.record import RecordParseError, Reference, parse_records, render_records
+from eval.record import (
+    RecordParseError,
+    Reference,
+    normalise_newlines,
+    parse_records,
+    render_records,
+)
 from eval.signals import AULA
 
 Format = Literal["csv", "md"]
@@ -49,11 +55,12 @@ class ImportFormatError(InputError):
 
 def to_csv(items: Sequence[dict[str, Any]]) -> str:
     """The items as an evaluation question set; ``contexts`` is a JSON list of the segments'
-    texts in retrieval order. A cell that starts like a spreadsheet formula (``=``, ``+``,
-    ``-``, ``@``) gets a leading ``'`` (``eval.questions.spreadsheet_text``); ``aula eval``
-    and the import read it back unchanged."""
+    texts in retrieval order. A cell, or a line inside a cell, that starts like a spreadsheet
+    formula (``=``, ``+``, ``-``, ``@``, tab, CR) gets a leading ``'``
+    (``eval.questions.spreadsheet_text``); ``aula eval`` and the import read it back unchanged.
+    Rows end in CR LF, so every field holding a CR, a LF, a comma or a quote is quoted."""
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\r\n")
     w.writeheader()
     for it in items:
         row = {
@@ -123,14 +130,23 @@ def guess_format(name: str, text: str) -> Format:
 
 def parse_import(text: str, fmt: Format) -> list[ImportRow]:
     """The annotations in an import file. Rows with no label are skipped (nothing to import);
-    a file that cannot be read raises ``ImportFormatError``."""
+    a file that cannot be read raises ``ImportFormatError``. Line endings are normalised here,
+    where an import enters, as comments are when they are stored."""
+    text = normalise_newlines(text)
     return parse_csv(text) if fmt == "csv" else parse_md(text)
 
 
 def parse_csv(text: str) -> list[ImportRow]:
     """Rows of a CSV with an ``id`` column, a ``manual`` (or ``label``) column, and optionally
     ``comment`` and ``version``. Row numbers count data rows from 1, as ``aula eval`` does."""
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    try:
+        return _parse_csv(text)
+    except csv.Error as exc:
+        raise ImportFormatError(f"CSV: {exc}") from None
+
+
+def _parse_csv(text: str) -> list[ImportRow]:
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
     fields = {(f or "").strip().lower(): f for f in reader.fieldnames or []}
     id_col = next((fields[c] for c in _ID if c in fields), None)
     label_col = next((fields[c] for c in _LABEL if c in fields), None)

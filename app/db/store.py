@@ -26,6 +26,7 @@ from app.db.models import (
     WebSession,
 )
 from corpus.errors import InputError
+from eval.record import normalise_newlines
 
 LABELS = ("C", "PC", "I")
 COMMENT_REQUIRED = ("PC", "I")
@@ -75,15 +76,16 @@ class UserExists(InputError):
 def check_annotation(
     label: Any, comment: Any, *, require_comment: Sequence[str] = COMMENT_REQUIRED
 ) -> tuple[str, str | None]:
-    """The label (C, PC or I, any case) and the comment (stripped; blank -> None), or
-    ``InvalidAnnotation`` naming the field. PC and I need a comment saying what is wrong."""
+    """The label (C, PC or I, any case) and the comment (line endings as LF, stripped; blank
+    -> None), or ``InvalidAnnotation`` naming the field. PC and I need a comment saying what
+    is wrong. Every comment is stored through here, whichever way it came in."""
     text = "" if label is None else str(label).strip()
     if not text:
         raise InvalidAnnotation("label", "missing; use C, PC or I")
     key = text.upper()
     if key not in LABELS:
         raise InvalidAnnotation("label", f"unknown label {text!r}; use C, PC or I")
-    note = "" if comment is None else str(comment).strip()
+    note = "" if comment is None else normalise_newlines(str(comment)).strip()
     if not note and key in require_comment:
         raise InvalidAnnotation(
             "comment", f"required for {key}: say what is missing or wrong in the answer"

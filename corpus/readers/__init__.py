@@ -31,6 +31,7 @@ RICHNESS: dict[str, int] = {
     "vtt": 3,
     "srt": 2,
     "table": 1,
+    "media": 0,  # a recording: transcribed only when no transcript of it is beside it
 }
 
 READERS: dict[str, Callable[[Path], list[Cue]]] = {

@@ -40,6 +40,7 @@ class FakeLLMServer:
     def __init__(self, responder: Responder = cite_first) -> None:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # each request's headers, in order
         self.delay = 0.0
         self.logprobs = True  # False: an endpoint that ignores the logprobs request
         self.stream_delay = 0.0  # extra wait before a streamed (generation) reply
@@ -82,6 +83,7 @@ class FakeLLMServer:
         async def chat(request: Request) -> Response:
             body = await request.json()
             self.requests.append({"path": request.url.path, **body})
+            self.headers.append(dict(request.headers))
             with self._lock:
                 status = self._failures.pop(0) if self._failures else None
             if self.delay:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import logging
 from collections.abc import Iterator
 
 import pytest
 
 from app.config import Settings
-from app.llm import LLMClient, LLMError, client_from_settings
+from app.llm import LLMClient, LLMError, client_from_settings, redacted
 from tests.app.fake_llm import MODEL, FakeLLMServer
 
 MESSAGES = [{"role": "user", "content": "O que é uma função de ativação?"}]
@@ -121,3 +123,33 @@ def test_first_token_asks_one_token_with_logprobs_and_returns_probabilities(
     req = server.chat_requests[0]
     assert req["max_tokens"] == 1 and req["logprobs"] is True and req["top_logprobs"] == 5
     assert req["temperature"] == 0.0
+
+
+def _with_credentials(srv: FakeLLMServer) -> str:
+    return srv.base_url.replace("http://", "http://user:secret@")
+
+
+def test_the_api_key_is_the_bearer_and_url_credentials_never_reach_the_log(
+    server: FakeLLMServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG):
+        llm = LLMClient(_with_credentials(server), api_key="sk-chave", model="m", retries=0)
+        assert llm.chat(MESSAGES).startswith("Echo:")
+    assert server.headers[-1]["authorization"] == "Bearer sk-chave"
+    assert "HTTP Request: POST" in caplog.text  # httpx's request line is there ...
+    assert "secret" not in caplog.text and "sk-chave" not in caplog.text  # ... with no secret
+    assert "secret" not in llm.base_url and llm.shown_url.startswith("http://user:***@")
+
+
+def test_url_credentials_without_a_key_go_in_the_header(server: FakeLLMServer,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG):
+        assert LLMClient(_with_credentials(server), model="m").chat(MESSAGES)
+    sent = server.headers[-1]["authorization"]
+    assert sent == "Basic " + base64.b64encode(b"user:secret").decode()
+    assert "secret" not in caplog.text
+
+
+def test_a_password_in_a_url_is_hidden_in_the_log_line() -> None:
+    assert redacted("https://user:p%40ss@llm.example/v1?key=k") == "https://user:***@llm.example/v1"
+    assert redacted("https://sk-token@llm.example/v1") == "https://***@llm.example/v1"

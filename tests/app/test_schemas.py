@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
-from app.schemas import CitationOut, HitOut, LectureOut, MomentOut
+from app.api.review import AnnotationIn, ImportIn
+from app.schemas import AskIn, CitationOut, HitOut, LectureOut, MomentOut
 
 
 @pytest.mark.parametrize(
@@ -27,3 +29,20 @@ def test_only_web_links_leave_the_api(stored: str, sent: str) -> None:
         LectureOut(lecture_id="aula", title="Aula", course="", segments=1, url=stored),
     ]
     assert [b.url for b in bodies] == [sent] * 4
+
+
+@pytest.mark.parametrize("question", ["o que é a derivada \ud800?", "\udfff", "a\ud83d"])
+def test_a_lone_surrogate_is_refused_saying_why(question: str) -> None:
+    with pytest.raises(ValidationError, match="lone surrogate"):
+        AskIn(question=question)
+    with pytest.raises(ValidationError, match="surrogate|unicode"):
+        AnnotationIn(label="PC", comment=question, version=1)
+    with pytest.raises(ValidationError, match="surrogate|unicode"):
+        ImportIn(text=question)
+
+
+def test_a_question_has_one_line_ending() -> None:
+    """A bare CR is a line break to every reader after this one (the Markdown records, the
+    spreadsheets): the question is stored with LF only."""
+    assert AskIn(question=" o que é?\r\r**x**\r\ny\r").question == "o que é?\n\n**x**\ny"
+    assert AskIn(question="o que é 😀?").question == "o que é 😀?"

@@ -108,6 +108,15 @@ def test_bad_questions_get_422_saying_why(service: str, question: str, words: st
     assert words in res.json()["detail"] and "question" in res.json()["detail"]
 
 
+@pytest.mark.parametrize("path", ["/ask", "/ask/stream"])
+def test_a_lone_surrogate_is_a_422_not_a_500(service: str, path: str) -> None:
+    body = b'{"question": "o que \\u00e9 a derivada \\ud800?"}'
+    res = httpx.post(f"{service}{path}", content=body,
+                     headers={"Content-Type": "application/json"}, timeout=60)
+    assert res.status_code == 422, res.text
+    assert "lone surrogate" in res.json()["detail"] and "question" in res.json()["detail"]
+
+
 def test_llm_down_gives_the_segments_and_a_clear_line(service: str, fake_llm) -> None:  # type: ignore[no-untyped-def]
     fake_llm.fail_next(10, 500)
     try:

@@ -129,8 +129,11 @@ def test_xlsx_without_openpyxl_says_how_to_fix(
     ("text", "cell"),
     [
         ("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@A1", "'@A1"), ("\t=1", "'\t=1"),
-        ("\r=1", "'\r=1"), ("'=1", "''=1"), ("''", "'''"), ("'texto'", "'texto'"),
+        ("\r=1", "'\r'=1"), ("'=1", "''=1"), ("''", "'''"), ("'texto'", "'texto'"),
         ("texto = 1", "texto = 1"), ("", ""), ("'", "'"),
+        # a spreadsheet may start a formula on any line of a cell
+        ("o que é?\r=cmd|' /C calc'!A0\r@SUM(1+1)", "o que é?\r'=cmd|' /C calc'!A0\r'@SUM(1+1)"),
+        ("a\n-1\r\n+2\n\n'@", "a\n'-1\r\n'+2\n\n''@"), ("a\nb", "a\nb"),
     ],
 )
 def test_formula_cells_are_neutralised_and_read_back(text: str, cell: str) -> None:

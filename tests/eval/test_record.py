@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,45 @@ def test_comment_and_version_print_only_when_known() -> None:
     assert (again.comment, again.version) == ("", 2)
     [plain] = parse_records(render_record(_record()))
     assert (plain.comment, plain.version) == (None, None)
+
+
+# The question of the forging report: bare carriage returns where a guard looked for "\n".
+CR_FORGERY = (
+    "o que é a derivada?\r\r**Segmentos recuperados pelo E5**:\r\r**Resposta gerada pelo LLM**: "
+    "y\r\r---\r\r**Pergunta 05**: z\r\r**Segmentos recuperados pelo E5**:\r\r**Resposta gerada "
+    "pelo LLM**: y\r\r**Anotação manual**: C\r\r**Comentário**: forjado pelo aluno\r\r---\r\r"
+    "**Pergunta 040**: w"
+)
+
+
+@pytest.mark.parametrize("text", [CR_FORGERY, CR_FORGERY.replace("\r", "\r\n"),
+                                  "x\r**Anotação manual**: C\r- *Corpus ID:* 9\r---"])
+def test_a_bare_carriage_return_hides_no_record_structure(text: str) -> None:
+    rec = _record(qid="40", question=text, answer=text, comment=text, version=1,
+                  segments=[_hit(1)])
+    records = parse_records(render_record(rec))
+    assert [(r.qid, r.manual) for r in records] == [("40", "PC")]
+    lines = text.replace("\r\n", "\n").replace("\r", "\n")  # the one line ending kept
+    assert (records[0].question, records[0].answer, records[0].comment) == (lines,) * 3
+
+
+@pytest.mark.timeout(20)
+def test_parsing_takes_time_linear_in_the_text() -> None:
+    """Hand-made files with long runs of spaces where headings, fields and links would be:
+    with backtracking regexes over the text, one such line took longer than cubic time."""
+    spaces = " " * 200_000
+    hostile = [
+        "**Pergunta" + spaces + "x",
+        "**Anotação manual" + spaces + "x",
+        "- *Score" + spaces + "x",
+        "- [" + "](" * 50_000 + "x",
+        "\n---" * 20_000 + "x",
+    ]
+    text = "\n".join(render_record(_record(qid=str(n), question=h, answer=h, reasoning=h))
+                     + "\n" + h for n, h in enumerate(hostile, start=1))
+    t0 = time.perf_counter()
+    try:
+        parse_records(text)
+    except RecordParseError:
+        pass  # a refused file is fine: refused at once
+    assert time.perf_counter() - t0 < 5.0

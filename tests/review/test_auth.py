@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -10,6 +13,7 @@ from app import auth
 from app.db import store
 from app.db.session import Database
 from app.ratelimit import RateLimiter
+from corpus.errors import InputError
 from tests.review.conftest import PASSWORD, add_instructor
 
 
@@ -68,3 +72,28 @@ def test_the_rate_limiter_allows_a_burst_then_one_per_interval() -> None:
     assert limiter.take("b") == 0.0  # per client
     t[0] += 10.0
     assert limiter.take("a") == 0.0 and limiter.take("a") > 0
+
+
+def test_hashes_run_on_the_same_few_workers_whoever_asks() -> None:
+    """Each thread that hashes keeps a 19 MiB argon2 buffer in its malloc arena: sixteen
+    request threads hashing made sixteen buffers for good. The hashes run on the slots' own
+    workers instead, so the buffers are those of ``size`` threads, reused."""
+    slots = auth.HashSlots(size=2, wait=30)
+    callers: set[int] = set()
+
+    def hash_once(n: int) -> int:
+        callers.add(threading.get_ident())
+        return slots.run(lambda: (time.sleep(0.01), threading.get_ident())[1])
+
+    with ThreadPoolExecutor(16) as pool:
+        workers = set(pool.map(hash_once, range(64)))
+    assert len(callers) > 2 and 1 <= len(workers) <= 2 and not workers & callers
+    assert slots.peak <= 2
+    assert auth.verify_password(auth.hash_password(PASSWORD), PASSWORD)
+
+
+def test_a_token_lifetime_past_the_calendar_is_refused() -> None:
+    for days in (1e9, 3e6, float("inf"), float("nan"), 0.0, -1.0):
+        with pytest.raises(InputError, match="36500"):
+            auth.token_expiry(days)
+    assert auth.token_expiry(36_500).year > auth.now().year + 99

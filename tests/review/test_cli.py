@@ -93,3 +93,15 @@ def test_export_then_import_round_trip_and_a_bad_row_changes_nothing(
     r = run(["review", "export", "--format", "md", "--out", str(md)], url)
     assert r.returncode == 0 and md.read_text().count("**Pergunta ") == 3
     db.close()
+
+
+@pytest.mark.parametrize("days", ["1000000000", "3000000"])
+def test_a_token_lifetime_past_the_calendar_is_one_clear_line(url: str, days: str) -> None:
+    added = run(["users", "add", "bob", "--password-stdin"], url, PASSWORD + "\n")
+    assert added.returncode == 0, added.stderr
+    r = run(["users", "token", "bob", "--days", days], url)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"erro: days: {float(days):g} is outside the lifetime a token may have (more than 0, "
+        "at most 36500)"]
+    assert r.stdout == ""  # no token was made

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,56 @@ def test_csv_cells_that_start_like_formulas_are_neutralised_and_read_back(
         res = store.import_annotations(s, exchange.parse_csv(text), user="imp", now=NOW,
                                        source="import-csv")
     assert (res.changed, res.unchanged) == (0, len(FORMULAS))
+
+
+# A question (stored before questions were normalised, or an answer as the LLM wrote it) with
+# bare carriage returns, each starting a line that a spreadsheet reads as a formula.
+CR_QUESTION = "o que é a derivada?\r=cmd|' /C calc'!A0\r@SUM(1+1)"
+
+
+def _lines(cell: str) -> list[str]:
+    return re.split(r"\r\n|\r|\n", cell)
+
+
+def test_a_bare_cr_is_quoted_and_no_line_of_a_cell_starts_a_formula(
+    db: Database, tmp_path: Path
+) -> None:
+    body = answer_body(CR_QUESTION)
+    body["answer"] = "A derivada.\r-1 e +1\r\nfim"
+    with db.write() as s:
+        i = store.save_answer(s, body, NOW)
+        store.annotate(s, i, label="PC", comment="falta\r=a regra", version=1, user="ana",
+                       now=NOW)
+    with db.read() as s:
+        text = exchange.to_csv(store.export_items(s))
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert len(rows) == 2  # the CR stayed inside its (quoted) cell
+    formulas = ("=", "+", "-", "@")
+    assert not [line for cell in rows[1] for line in _lines(cell) if line.startswith(formulas)]
+    path = tmp_path / "set.csv"
+    path.write_bytes(text.encode())
+    qs = load_questions(path)
+    assert (qs["question"].tolist(), qs["answer"].tolist()) == ([CR_QUESTION], [body["answer"]])
+    assert qs["comment"].tolist() == ["falta\n=a regra"]  # stored with one line ending
+
+
+def test_importing_the_csv_export_of_a_question_with_a_bare_cr_changes_nothing(
+    db: Database,
+) -> None:
+    with db.write() as s:
+        i = store.save_answer(s, answer_body(CR_QUESTION), NOW)
+        store.annotate(s, i, label="I", comment="errada\rde novo", version=1, user="ana",
+                       now=NOW)
+    with db.read() as s:
+        text = exchange.to_csv(store.export_items(s))
+    rows = exchange.parse_import(text, exchange.guess_format("aula-anotacoes.csv", text))
+    assert [(r.answer_id, r.label, r.comment, r.version) for r in rows] == [
+        (str(i), "I", "errada\nde novo", 2)]
+    with db.write() as s:
+        res = store.import_annotations(s, rows, user="imp", now=NOW, source="import-csv")
+    assert (res.changed, res.unchanged) == (0, 1)
+
+
+def test_a_csv_the_reader_cannot_read_is_refused_not_a_crash() -> None:
+    with pytest.raises(exchange.ImportFormatError, match="CSV"):
+        exchange.parse_csv("id,manual\n1,\"C\x00\"\n" + "2,\"" + "x" * 200_000 + "\"\n")

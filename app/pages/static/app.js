@@ -31,21 +31,32 @@ q.addEventListener("keydown", (e) => {
 function renderSegments(hits) {
   segsEl.replaceChildren();
   hits.forEach((h, i) => {
-    const video = link(videoLink(h.url, h.start), {},
+    const at = h.answer_start == null ? h.start : h.answer_start;
+    const video = Player.momentLink(h.lecture_id, h.url, at, {},
       `${h.title || h.lecture_id} — ${ts(h.start)}–${ts(h.end)}`);
+    // the moment's few sentences; the whole window on demand
+    const text = el("details", { className: "text" },
+      el("summary", {}, excerpt(h.text, 220)), el("p", {}, h.text));
     segsEl.append(el("li", { id: "seg-" + (i + 1) }, video,
-      el("span", { className: "muted" }, ` (score ${h.score.toFixed(3)})`),
-      el("div", { className: "text" }, h.text)));
+      el("span", { className: "muted" }, ` (score ${h.score.toFixed(3)})`), text));
   });
   segBox.hidden = hits.length === 0;
 }
 
+const excerpt = (text, n) => (text.length <= n ? text
+  : text.slice(0, text.lastIndexOf(" ", n) > n / 2 ? text.lastIndexOf(" ", n) : n) + "…");
+
+// The best moments of the question being answered: a citation [n] without a placed sentence
+// opens where its moment answers.
+let shownMoments = [];
+
 function renderMoments(moments) {
   // the best moments, before the answer: title, time (link at the answering second), snippet
+  shownMoments = moments;
   momEl.replaceChildren(...moments.map((m, i) => {
     const label = `${m.title || m.lecture_id} — ${ts(m.answer_start)}`;
     return el("li", { id: "moment-" + (i + 1) },
-      link(safeHref(m.url), { className: "moment" }, label),
+      Player.momentLink(m.lecture_id, m.url, m.answer_start, { className: "moment" }, label),
       el("div", { className: "snippet" }, m.snippet));
   }));
   momBox.hidden = moments.length === 0;
@@ -58,10 +69,6 @@ function renderSearched(query) {
   searchedEl.hidden = !query;
 }
 
-const link = (href, props, label) => href
-  ? el("a", { href, target: "_blank", rel: "noopener", ...props }, label)
-  : el("span", { className: props.className || "" }, label);
-
 function withCites(text, byN, at) {
   // [n] markers become links to the cited second of the video: where the sentence's own
   // words are said when the server placed them (at), else where the passage answers
@@ -69,16 +76,26 @@ function withCites(text, byN, at) {
   let last = 0;
   for (const m of text.matchAll(/\[(\d+)\]/g)) {
     out.push(text.slice(last, m.index));
-    const c = byN[Number(m[1])];
-    const href = c && safeHref((at && at.n === Number(m[1]) && at.url) || c.url);
-    out.push(href
-      ? el("a", { className: "cite", href, target: "_blank", rel: "noopener",
-          title: `${c.title} ${ts(c.start)}–${ts(c.end)}` }, m[0])
+    const n = Number(m[1]);
+    const c = byN[n];
+    const own = at && at.n === n && at.at != null;
+    out.push(c
+      ? Player.momentLink(c.lecture_id, (own && at.url) || c.url, own ? at.at : citedAt(c, n),
+          { className: "cite", title: `${c.title} ${ts(c.start)}–${ts(c.end)}` }, m[0])
       : m[0]);
     last = m.index + m[0].length;
   }
   out.push(text.slice(last));
   return out;
+}
+
+function citedAt(c, n) {
+  // where citation c opens: its link's t=, else its moment's answering second, else its start
+  const u = webUrl(c.url || "");
+  const t = u && (u.searchParams.get("t") || (u.hash.match(/t=([\d.]+)/) || [])[1]);
+  if (t) return Number(t);
+  const m = shownMoments[n - 1];
+  return m && m.lecture_id === c.lecture_id ? m.answer_start : c.start;
 }
 
 function renderAnswer(text, citations, sentences) {
@@ -92,7 +109,8 @@ function renderAnswer(text, citations, sentences) {
     const i = rest.indexOf(x.text);
     if (i < 0) continue;
     answerEl.append(...withCites(rest.slice(0, i), byN));
-    const own = withCites(x.text, byN, x.url ? { n: (x.cites || [])[0], url: x.url } : null);
+    const own = withCites(x.text, byN, x.url || x.at != null
+      ? { n: (x.cites || [])[0], url: x.url, at: x.at } : null);
     if (x.supported === false) {
       answerEl.append(el("mark", { className: "unsupported",
         title: "Esta frase não foi confirmada pelo trecho citado" }, ...own),
@@ -107,7 +125,7 @@ function renderAnswer(text, citations, sentences) {
   citations.forEach((c) => {
     const label = `${c.title || c.lecture_id}, ${ts(c.start)}–${ts(c.end)}`;
     citesEl.append(el("li", {}, `[${c.n.join(", ")}] `,
-      link(safeHref(c.url), { className: "ref" }, label)));
+      Player.momentLink(c.lecture_id, c.url, citedAt(c, c.n[0]), { className: "ref" }, label)));
   });
 }
 

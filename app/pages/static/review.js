@@ -116,10 +116,9 @@ function segmentItems(item) {
   (item.citations || []).forEach((c) => (c.n || []).forEach((n) => { cited[n] = true; }));
   return (item.segments || []).map((h, k) => {
     const label = `${h.title || h.lecture_id} — ${ts(h.start)}–${ts(h.end)}`;
-    const href = videoLink(h.url, h.start);
-    const link = href
-      ? el("a", { href, target: "_blank", rel: "noopener", className: "video" }, label)
-      : el("span", { className: "video" }, label);
+    // played in place by the student page's player (player.js), at the cited second
+    const link = Player.momentLink(h.lecture_id, h.url, citedAt(item, h, k + 1),
+      { className: "video", title: label }, label);
     return el("li", { className: cited[k + 1] ? "cited" : "" }, link,
       el("span", { className: "muted" },
         ` (score ${Number(h.score).toFixed(3)}${cited[k + 1] ? ", citado" : ""})`),
@@ -127,10 +126,23 @@ function segmentItems(item) {
   });
 }
 
+function citedAt(item, h, n) {
+  // where passage [n] opens: where an answer sentence citing it is said, else where the
+  // passage answers (its moment), else where it starts
+  const ev = item.evidence || {};
+  const said = (ev.sentences || []).find((x) => (x.cites || [])[0] === n && x.at != null);
+  if (said) return said.at;
+  const m = (ev.moments || []).find((x) => x.corpus_id === h.corpus_id &&
+    x.lecture_id === h.lecture_id);
+  if (m) return m.answer_start;
+  return h.answer_start == null ? h.start : h.answer_start;
+}
+
 function render(item, index = state.index) {
   // built before anything on screen changes: an item is shown whole or not at all, never its
   // question over another item's segments and annotation
   const segments = segmentItems(item);
+  if (!state.item || state.item.id !== item.id) Player.stop();  // another answer's moment
   state.index = index;
   state.item = item;
   state.label = item.manual;
@@ -287,4 +299,4 @@ document.addEventListener("keydown", (e) => {
   else if (key === "Enter" && t === document.body) { e.preventDefault(); save(); }
 });
 
-loadQueue();
+Player.ready.then(() => loadQueue());  // which lectures play in place, before the first item
