@@ -44,7 +44,8 @@ def ask(
     index: Path | None = IndexOpt,
     hide_urls: bool = typer.Option(False, "--hide-urls", help="Print URLs as 'oculto'."),
     strategy: str | None = typer.Option(
-        None, "--strategy", help="gated (evidence check first), quote (the lecture's own sentences, quoted) or "
+        None, "--strategy",
+        help="gated (evidence check first), quote (the lecture's own sentences, quoted) or "
              "direct (AULA_ANSWER_STRATEGY)."),
     save: bool = typer.Option(
         False, "--save", help="Store the answer in the review queue (AULA_DATABASE_URL)."),
