@@ -71,6 +71,7 @@ from app.quote import (
     lead_messages,
     placed,
     quote_answer,
+    whole_passage,
 )
 from app.substance import MIN_NEW_WORDS, new_words, quoted_spans, with_substance
 from app.summary import (
@@ -336,6 +337,8 @@ class Answerer:
     """``quote``: the LLM's P(the quote answers) from which it is the answer (``app.quote``)."""
     quote_checks: int = 2
     """``quote``: how many of the best passages' quotes the LLM reads."""
+    quote_span: Literal["sentences", "passage"] = "sentences"
+    """``quote``: the best run of sentences of a passage, or the focused passage whole."""
     mentions: bool = True
     """The focus, the evidence check and the gate read the question without its mentions of
     the lecture or the teacher (``subject``); the course check and the generator read it whole."""
@@ -365,6 +368,7 @@ class Answerer:
             mentions=settings.query_rewrite,
             quote_min_p=getattr(settings, "quote_min_p", QUOTE_MIN_P),
             quote_checks=getattr(settings, "quote_checks", 2),
+            quote_span=getattr(settings, "quote_span", "sentences"),
         )
 
     def subject(self, query: str) -> str:
@@ -650,7 +654,9 @@ class Answerer:
         model = getattr(self.llm, "model_id", "")
         order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
         t0 = time.perf_counter()
-        found = best_runs(about, [passages[i] for i in order], self.embed)
+        found = (best_runs(about, [passages[i] for i in order], self.embed)
+                 if self.quote_span == "sentences" else
+                 [whole_passage(n, passages[i]) for n, i in enumerate(order)])
         quotes = [replace(q, passage=order[q.passage]) for q in found][: self.quote_checks]
         try:
             ps = check_texts(self.llm.first_token, about, [q.text for q in quotes])

@@ -113,6 +113,8 @@ class Settings(BaseSettings):
     # the best passages' quotes it reads.
     quote_min_p: float = Field(default=0.5, ge=0.0, le=1.0)
     quote_checks: int = Field(default=2, ge=1, le=6)
+    # "quote": the best run of sentences of each passage, or the focused passage whole
+    quote_span: Literal["sentences", "passage"] = "sentences"
     focus_windows: int = 6  # top retrieved windows focused to their best sentences
     gate_candidates: int = 3  # the best focused passages the evidence check reads
     gate_file: Path | None = None  # fitted gate (aula fit-gate); "strict": app/gate_strict.json

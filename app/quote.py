@@ -232,3 +232,12 @@ def quote_answer(lead: str | None, quote: Quote, title: str, lang: Lang) -> str:
         end = "" if lead.endswith((".", "!", "?")) else "."
         return f"{lead}{end} [1]\n\n{body}"
     return body
+
+
+def whole_passage(n: int, passage: Passage) -> Quote:
+    """The focused passage itself as the quote (its sentences, its span)."""
+    sents = sentences(passage)
+    if not sents:
+        return Quote(n, passage.start, passage.end, passage.text, passage.similarity)
+    return Quote(n, sents[0].start, sents[-1].end, " ".join(s.text for s in sents),
+                 passage.similarity, sentences=tuple(sents))

@@ -99,8 +99,8 @@ def ingest(
         _print_summary(summary)
     if not summary.lectures:
         why = (f"{len(summary.failed)} failed" if summary.failed
-               else "no transcript or recording found (.srt, .vtt, .json, .csv, .parquet, "
-                    ".mp4, .mp3...)")
+               else "no transcript found, nor any recording (.srt, .vtt, .json, .csv, "
+                    ".parquet, .mp4, .mp3...)")
         if summary.empty:
             why += f", {len(summary.empty)} empty"
         typer.echo(f"erro: no lecture read from {', '.join(map(str, paths))}: {why}; "

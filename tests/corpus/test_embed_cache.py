@@ -20,7 +20,10 @@ def test_cached_vectors_are_e5s_own_and_each_text_is_embedded_once(embedder) -> 
     texts = ["A derivada mede a taxa de variação.", "O autovetor fica na sua reta.",
              "A derivada mede a taxa de variação."]
     rows = cache(texts, "passage")
-    assert np.allclose(rows, embedder.embed(texts, "passage"), atol=1e-5)
+    # the same vectors: a batch of another size rounds the 4-bit model's sums otherwise, in
+    # the fourth decimal (cosine with E5's own at least 0.9999)
+    own = embedder.embed(texts, "passage")
+    assert np.all(np.sum(rows * own, axis=1) >= 0.9999)
     assert calls == [texts[:2]]  # the repeat inside one call: once
     again = cache([texts[1], "Outra frase sobre integrais."], "passage")
     assert calls[-1] == ["Outra frase sobre integrais."]
