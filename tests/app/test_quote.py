@@ -146,3 +146,15 @@ def test_when_no_sentence_answers_the_reply_says_so_and_shows_the_moments(
     assert body["answer"].startswith("Não achei a frase exata")
     assert body["citations"] == []
     assert body["moments"], "the closest moments are still listed"
+
+
+def test_a_whole_passage_quote_keeps_the_passage_words_and_its_sentences_seconds() -> None:
+    from app.quote import whole_passage
+
+    cues = [Cue(10.0, 20.0, "O uvicorn é o servidor. O FastAPI é só a aplicação."),
+            Cue(20.0, 30.0, "Por isso o reload vem do servidor, não da aplicação.")]
+    q = whole_passage(0, _passage(cues))
+    assert q.text == ("O uvicorn é o servidor. O FastAPI é só a aplicação. "
+                      "Por isso o reload vem do servidor, não da aplicação.")
+    assert (q.start, q.end) == (10.0, 30.0)
+    assert [s.start for s in q.sentences][0] == 10.0
