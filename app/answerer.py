@@ -335,9 +335,9 @@ class Answerer:
     """Declines questions about the course itself before the gate (None: no such check)."""
     quote_min_p: float = QUOTE_MIN_P
     """``quote``: the LLM's P(the quote answers) from which it is the answer (``app.quote``)."""
-    quote_checks: int = 2
+    quote_checks: int = 1
     """``quote``: how many of the best passages' quotes the LLM reads."""
-    quote_span: Literal["sentences", "passage"] = "sentences"
+    quote_span: Literal["sentences", "passage"] = "passage"
     """``quote``: the best run of sentences of a passage, or the focused passage whole."""
     mentions: bool = True
     """The focus, the evidence check and the gate read the question without its mentions of
@@ -367,8 +367,8 @@ class Answerer:
             min_new_words=settings.answer_min_new_words, course=course,
             mentions=settings.query_rewrite,
             quote_min_p=getattr(settings, "quote_min_p", QUOTE_MIN_P),
-            quote_checks=getattr(settings, "quote_checks", 2),
-            quote_span=getattr(settings, "quote_span", "sentences"),
+            quote_checks=getattr(settings, "quote_checks", 1),
+            quote_span=getattr(settings, "quote_span", "passage"),
         )
 
     def subject(self, query: str) -> str:

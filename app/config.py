@@ -111,10 +111,10 @@ class Settings(BaseSettings):
     # "quote": the LLM's P(the quoted sentences answer) from which they are shown as the answer
     # (below it the reply says no sentence was found and lists the moments), and how many of
     # the best passages' quotes it reads.
-    quote_min_p: float = Field(default=0.5, ge=0.0, le=1.0)
-    quote_checks: int = Field(default=2, ge=1, le=6)
-    # "quote": the best run of sentences of each passage, or the focused passage whole
-    quote_span: Literal["sentences", "passage"] = "sentences"
+    quote_min_p: float = Field(default=0.9, ge=0.0, le=1.0)
+    quote_checks: int = Field(default=1, ge=1, le=6)
+    # "quote": the gate's focused passage whole, or the best run of sentences inside it
+    quote_span: Literal["sentences", "passage"] = "passage"
     focus_windows: int = 6  # top retrieved windows focused to their best sentences
     gate_candidates: int = 3  # the best focused passages the evidence check reads
     gate_file: Path | None = None  # fitted gate (aula fit-gate); "strict": app/gate_strict.json

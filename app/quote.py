@@ -1,20 +1,21 @@
-"""Answers built from the lecture's own sentences: the few sentences that answer, quoted with
-their second, led by at most one generated sentence that those sentences confirm.
+"""Answers built from the lecture's own words: the passage (or the few sentences) that answers,
+quoted with its second, led by at most one generated sentence that the quote confirms.
 
-A small model (the embedded 1.5B) paraphrases a two-minute passage into fluent, confident and
-often wrong sentences; the teacher's own words, found and quoted, are right whenever the right
-place was found. So the answer is made of three steps, each a pure function here or one LLM
-call in the answerer:
+A small model (the embedded 1.5B) paraphrases a passage into fluent, confident and often wrong
+sentences; the teacher's own words, quoted, are right whenever the right place was found. The
+answer is made of three steps, each a pure function here or one LLM call in the answerer:
 
-1. ``sentences`` cuts a focused passage into timed sentences (a cue of spoken Portuguese often
-   holds several; their seconds are spread over the cue by character offset).
-2. ``best_runs`` scores every run of one to ``MAX_RUN`` consecutive sentences against the
-   question with E5 (``query:`` / ``passage:``) and keeps the best run of each passage: the
-   quote. The LLM's yes/no on the quote (the gate's prompt, on a few sentences rather than on
-   the passage) says whether it answers; below ``QUOTE_MIN_P`` the reply says so and shows the
-   moments instead of a quote that does not answer.
-3. ``lead_messages`` asks for one sentence answering from the quote alone; the claim check
-   reads it against the quote, and an unconfirmed lead is not shown.
+1. The quote: by default the gate's first focused passage whole (``whole_passage``, about 450
+   characters); with ``quote_span="sentences"``, the best run of one to ``MAX_RUN`` consecutive
+   sentences of each passage by E5 (``best_runs``; ``sentences`` cuts a cue of spoken
+   Portuguese into sentences, their seconds spread by character offset). On recorded live
+   classes the passage was right far more often than the sentences E5 picks inside it.
+2. The LLM's yes/no on the quote (the gate's prompt) says whether it answers; below
+   ``QUOTE_MIN_P`` the reply says so and shows the moments instead of a quote that does not
+   answer.
+3. ``lead_messages`` asks for one sentence answering from the quote alone; the claim checks read
+   it against the quote, and an unconfirmed lead is not shown. A confirmed lead also places the
+   quote's start (``placed``): the link opens where the lead's words are said.
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ TRIM_MARGIN = 0.01
 """A quote's first sentence is dropped when the run without it scores at most this much less."""
 MIN_SENTENCE_CHARS = 25
 """A shorter piece ("Massa?", "Né?", "Então, bom.") is joined to the sentence after it."""
-QUOTE_MIN_P = 0.5
+QUOTE_MIN_P = 0.9
 """The LLM's P(the quote answers the question) from which the quote is shown as the answer
-(``Settings.quote_min_p``; ``aula fit-quote`` picks it on a fitting set)."""
+(``Settings.quote_min_p``; ``python -m bench.fit_quote`` picks it on a fitting run: 0.9 on the
+live-class set's fitting half, docs/answers.md)."""
 LEAD_MAX_TOKENS = 70
 LEAD_STRICT_AT = 0.7
 """The lead is shown when the claim check confirms it (``eval.claims.SUPPORT_AT``) and the
