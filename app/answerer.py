@@ -366,9 +366,8 @@ class Answerer:
             gated_max_tokens=settings.gated_max_tokens, postcheck=settings.answer_postcheck,
             min_new_words=settings.answer_min_new_words, course=course,
             mentions=settings.query_rewrite,
-            quote_min_p=getattr(settings, "quote_min_p", QUOTE_MIN_P),
-            quote_checks=getattr(settings, "quote_checks", 1),
-            quote_span=getattr(settings, "quote_span", "passage"),
+            quote_min_p=settings.quote_min_p, quote_checks=settings.quote_checks,
+            quote_span=settings.quote_span,
         )
 
     def subject(self, query: str) -> str:
@@ -644,20 +643,22 @@ class Answerer:
     def _quoted(self, question: str, lang: Lang, about: str, passages: Sequence[Passage],
                 moments: list[Moment], decision: Decision, timings: dict[str, float]
                 ) -> Iterator[str | Reply]:
-        """The ``quote`` strategy's answer (``app.quote``): the best run of sentences of the
-        first ``quote_checks`` passages (the gate's choice first), the one the LLM reads as
-        answering best, quoted with its second and led by one generated sentence that the quote
-        confirms; when none answers with P ``quote_min_p``, the moments and a line saying so."""
+        """The ``quote`` strategy's answer (``app.quote``): the first ``quote_checks`` passages
+        (the gate's choice first), each whole or its best run of sentences (``quote_span``),
+        the one the LLM reads as answering best quoted with its second and led by one generated
+        sentence that the quote confirms; when none answers with P ``quote_min_p``, the moments
+        and a line saying so."""
         from eval.claims import STRICT_USER, SUPPORT_AT, claim_messages, yes_probability
 
         assert self.embed is not None
         model = getattr(self.llm, "model_id", "")
         order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
         t0 = time.perf_counter()
+        order = order[: self.quote_checks]  # only the quotes the LLM will read are made
         found = (best_runs(about, [passages[i] for i in order], self.embed)
                  if self.quote_span == "sentences" else
                  [whole_passage(n, passages[i]) for n, i in enumerate(order)])
-        quotes = [replace(q, passage=order[q.passage]) for q in found][: self.quote_checks]
+        quotes = [replace(q, passage=order[q.passage]) for q in found]
         try:
             ps = check_texts(self.llm.first_token, about, [q.text for q in quotes])
         except LLMError as exc:
