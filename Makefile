@@ -44,7 +44,7 @@ test-fast: install ## the tests without the slow ones
 	$(BIN)/python -m pytest -q -m "not slow"
 
 lint: install ## ruff and mypy
-	$(BIN)/ruff check app corpus eval tests bench
+	$(BIN)/ruff check app answer corpus eval tests bench
 	$(BIN)/mypy
 
 check: lint test ## what CI runs

@@ -68,7 +68,7 @@ class Settings(BaseSettings):
     query_rewrite: bool = True
     # Translate a question asked in another language than the lectures' (English question,
     # Portuguese lectures, or the reverse) with the answer LLM before searching
-    # (app/translate.py): "auto" (when the service has an LLM) or "off".
+    # (answer/translate.py): "auto" (when the service has an LLM) or "off".
     query_translate: Literal["auto", "off"] = "auto"
     # Rerank the first fused hits: "auto" = a cross-encoder when rerank_model names one, else
     # off; "llm" = the answer LLM's yes/no P(SIM) (slow on the embedded model); "likelihood" =
@@ -102,11 +102,11 @@ class Settings(BaseSettings):
         default=6000, validation_alias=AliasChoices("AULA_CONTEXT_CHARS", "AULA_LLM_CONTEXT_CHARS")
     )
 
-    # Answering (app/answer.py). "gated": the evidence check decides coverage before generation
+    # Answering (answer/direct.py). "gated": the evidence check decides coverage before generation
     # and the prompt gets only the focused passages that passed; "direct": the top-k windows go
     # to the generator, which decides itself (suits a strong remote model).
     # "quote": as "gated", then the answer is the lecture's own sentences that answer, quoted
-    # with their second, led by one generated sentence that they confirm (app/quote.py).
+    # with their second, led by one generated sentence that they confirm (answer/quote.py).
     answer_strategy: Literal["gated", "direct", "quote"] = "gated"
     # "quote": the LLM's P(the quoted sentences answer) from which they are shown as the answer
     # (below it the reply says no sentence was found and lists the moments), and how many of
@@ -117,9 +117,9 @@ class Settings(BaseSettings):
     quote_span: Literal["sentences", "passage"] = "passage"
     focus_windows: int = 6  # top retrieved windows focused to their best sentences
     gate_candidates: int = 3  # the best focused passages the evidence check reads
-    gate_file: Path | None = None  # fitted gate (aula fit-gate); "strict": app/gate_strict.json
+    gate_file: Path | None = None  # fitted gate (aula fit-gate); "strict": answer/gate_strict.json
     # Questions about the course itself (exams, deadlines, materials) are declined before the
-    # gate (app/course.py, aula fit-course); None: app/course.json, "off": no check.
+    # gate (answer/course.py, aula fit-course); None: answer/course.json, "off": no check.
     course_file: str | None = None
     passage_chars: int = 450  # a focused passage: the sentences around the answer
     answer_passages: int = 2  # at most this many passages in the gated prompt

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
+from answer.retrieve import Retrieved
 from corpus.metadata import web_url
 from eval.record import normalise_newlines
 
@@ -219,3 +220,35 @@ class HealthOut(BaseModel):
     index_version: str | None = Field(
         None, description="the index version this server answers from; replicas that show "
                           "the same one serve the same lectures")
+
+
+def ask_out(found: Retrieved, reply: Any, timings: dict[str, float], models: dict[str, str]
+            ) -> AskOut:
+    """The ``/ask`` body for a reply of ``answer.pipeline`` (the CLI prints the same);
+    ``models``: the embedding and LLM ids that made it."""
+    answer = reply.answer
+    question = found.question.text
+    return AskOut(
+        question=question,
+        answer=None if answer is None else answer.text,
+        covered=reply.covered,
+        citations=[] if answer is None else [CitationOut(**c.to_dict()) for c in answer.citations],
+        segments=[HitOut(**h.to_dict()) for h in found.hits],
+        moments=[MomentOut(**m.to_dict()) for m in reply.moments],
+        confidence=reply.confidence,
+        sentences=[SentenceOut(**c.to_dict()) for c in reply.sentences],
+        strategy=reply.strategy,
+        note=reply.note,
+        reason=getattr(reply, "reason", "") or "",
+        timings=timings,
+        models=models,
+        error=reply.error,
+        search_query=searched(found),
+        quoted=getattr(reply, "quoted", None),
+    )
+
+
+def searched(found: Retrieved) -> str | None:
+    """What was searched, when it is not the question as typed (its translation, or the
+    question without its chat framing); None otherwise."""
+    return None if found.query == found.question.text else found.query

@@ -8,14 +8,15 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import replace
 from typing import Any
 
+from answer.question import Question, understand
+from answer.retrieve import Retrieved, retrieve, translated
 from app.config import Settings
 from corpus.embed import EmbedCache, load_embedder
 from corpus.errors import InputError
 from corpus.index import IndexStore
-from corpus.retrieve import Retriever, SearchResult, SearchTimings
+from corpus.retrieve import Retriever
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,8 @@ class Services:
         self.stack = stack or ExitStack()
         self.watch = watch
         self.db: Any = None  # app.db.session.Database, opened in the app's lifespan
-        self.answerer: Any = None  # app.answerer.Answerer over ``llm`` (None without an LLM)
-        self.translator: Any = None  # app.translate.QueryTranslator (None: search as typed)
+        self.pipeline: Any = None  # answer.pipeline.Pipeline over ``llm`` (None without an LLM)
+        self.translator: Any = None  # answer.translate.QueryTranslator (None: search as typed)
 
     @property
     def retriever(self) -> Retriever:
@@ -95,68 +96,36 @@ class Services:
     def retriever(self, value: Retriever) -> None:
         self._retriever = value
 
-    def search_query(self, question: str) -> str:
-        """What to search for ``question``: without its chat framing ("oi gente,",
-        "obrigado!!"; ``corpus.query.strip_framing``) and a summary request's asking ("resume
-        o vídeo sobre", ``app.summary.summary_topic``) when the query rewriter is on, then
-        translated when it is in another language than the lectures' and a translator is
-        configured. The evidence gate and the passage focus read this too."""
-        from app.glossary import in_lecture_words
-        from app.summary import asks_summary, summary_topic
-        from app.translate import needs_translation
-        from corpus.query import looks_english, strip_framing
+    def understand(self, text: str) -> Question:
+        """``text`` read once, as the service reads questions (``answer.question``)."""
+        return understand(text, rewrite=self.settings.query_rewrite,
+                          lectures=self.retriever.language)
 
-        if self.settings.query_rewrite:
-            question = strip_framing(question)
-            if asks_summary(question):  # "resume o vídeo sobre bitcoin": search the subject
-                question = summary_topic(question)
-            # "o que é a chain rule?"
-            if not looks_english(question) and self.retriever.language == "pt":
-                question = in_lecture_words(question)
-        if self.translator is None:
-            return question
-        lectures = self.retriever.language
-        return self.translator(question, lectures) if needs_translation(
-            question, lectures) else question
+    def retrieve(self, question: Question, k: int = 10, lectures: list[str] | None = None
+                 ) -> Retrieved:
+        """The search stage for ``question`` (``answer.retrieve``): translated when needed,
+        a comparison's sides searched too."""
+        return retrieve(self.retriever, question, k, lectures, self.translator)
+
+    def asked(self, text: str) -> Question:
+        """``text`` read once and, in another language than the lectures', translated."""
+        return translated(self.understand(text), self.retriever.language, self.translator)
+
+    def search_query(self, text: str) -> str:
+        """What is searched for ``text``: its rewritten form, or its translation."""
+        return self.asked(text).search
 
     def hits(self, question: str, k: int = 10, lectures: list[str] | None = None
              ) -> list[Any]:
-        """The hits for ``question`` as the service searches it (``search_query``, then
-        ``search``): what the answerer reads and what every judge searches its evidence with
-        (``eval.run.Pipeline.search``/``search_in``), so ``aula eval`` and ``aula judge`` find
-        the same passages for the same text."""
-        return list(self.search(self.search_query(question), k, lectures=lectures).hits)
+        """The hits for ``question`` as the service searches it: what the answer reads and
+        what every judge searches its evidence with (``eval.run.Pipeline.search``/
+        ``search_in``), so ``aula eval`` and ``aula judge`` find the same passages."""
+        return list(self.retrieve(self.understand(question), k, lectures).hits)
 
-    def search(self, query: str, k: int = 10, lectures: list[str] | None = None
-               ) -> SearchResult:
-        """The hits for ``query`` (``search_query``'s reading of a question). When the query
-        rewriter is on and the question compares two subjects ("diferença entre produto
-        escalar e produto vetorial", ``corpus.compare``), each subject is searched too, and
-        its best window comes up beside the whole question's first."""
-        from corpus.compare import compared_subjects, with_sides
-
-        retriever = self.retriever
-        res = retriever.search_timed(query, k, lectures=lectures)
-        sides = compared_subjects(query) if self.settings.query_rewrite else None
-        if sides is None or not res.hits:
-            return res
-        found = [retriever.search_timed(side, 1, lectures=lectures) for side in sides]
-        timings = SearchTimings(
-            embed_s=res.timings.embed_s + sum(f.timings.embed_s for f in found),
-            search_s=res.timings.search_s + sum(f.timings.search_s for f in found),
-            rerank_s=res.timings.rerank_s + sum(f.timings.rerank_s for f in found))
-        # a side's scores are its own query's: held to the whole question's (the window's to
-        # the first hit's, the best unit's to the best of the question's own hits), so that
-        # the gate, which reads them, reads the whole question's
-        top = res.hits[0].score
-        top_unit = max((h.unit_score for h in res.hits if h.unit_score is not None),
-                       default=None)
-        sided = [[replace(h, score=min(h.score, top),
-                          unit_score=(None if top_unit is None or h.unit_score is None
-                                      else min(h.unit_score, top_unit)))
-                  for h in f.hits] for f in found]
-        hits = with_sides(res.hits, sided, lambda h: h.corpus_id, k)
-        return SearchResult(hits, timings, res.query)
+    def models(self) -> dict[str, str]:
+        """The embedding model and the LLM that answer: what each reply names."""
+        return {"embedding": self.retriever.data.model_id,
+                "llm": getattr(self.llm, "model_id", "") or ""}
 
     def cues_for(self, hit: Any) -> Any:
         """The cues of ``hit``'s window in the index being served (the answerer's focus)."""
@@ -299,7 +268,7 @@ def search_services(settings: Settings, translate_with: Any = None) -> Services:
     lectures' before it is searched, as the service's own LLM does (``query_translate``)."""
     services = build_services(settings, with_llm=False)
     if translate_with is not None and settings.query_translate == "auto":
-        from app.translate import QueryTranslator
+        from answer.translate import QueryTranslator
 
         services.translator = QueryTranslator(translate_with)
     return services
@@ -327,7 +296,7 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
             shared.append(r.store)
             stack.callback(r.store.close)
         if llm is not None and settings.rerank == "llm":
-            from app.evidence import llm_reranker
+            from answer.evidence import llm_reranker
 
             r.reranker = llm_reranker(llm.first_token)
         loaded[:] = [r.reranker] if r.reranker is not None else []
@@ -343,8 +312,8 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
              if settings.index_poll_seconds > 0 else None)
     services = Services(settings, retriever, embedder, llm, endpoint, stack, watch=watch)
     if llm is not None:
-        from app.answerer import Answerer
-        from app.translate import QueryTranslator
+        from answer.pipeline import Pipeline
+        from answer.translate import QueryTranslator
 
         if settings.query_translate == "auto":
             services.translator = QueryTranslator(llm)
@@ -352,10 +321,10 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
         def embed(texts: list[str], kind: str) -> Any:
             return embedder.embed(texts, kind)
 
-        services.answerer = Answerer.from_settings(
+        services.pipeline = Pipeline.from_settings(
             settings, llm, services,
             EmbedCache(embed, settings.embed_cache) if settings.embed_cache > 0 else embed,
             embedder.model_id)
-        if services.answerer.reads_idf:
+        if services.pipeline.reads_idf:
             retriever.rarity  # noqa: B018  word counts built now, not on the first question
     return services

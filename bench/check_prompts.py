@@ -56,10 +56,9 @@ def main() -> None:
         return
     from tqdm import tqdm
 
-    from app.answerer import gated_messages
-    from app.api.ask import retrieve
-    from app.citations import MARKER_RE, sentence_spans
-    from app.evidence import passage_block
+    from answer.citations import MARKER_RE, sentence_spans
+    from answer.evidence import passage_block
+    from answer.pipeline import gated_messages
     from bench.answer_quality import services_over_index
     from corpus.context import squash
     from eval.claims import SUPPORT_AT, claim_messages, yes_probability
@@ -80,8 +79,9 @@ def main() -> None:
             return yes_probability(reply, probs) or 0.0
 
         for item in tqdm(items, desc="verificações", unit="resposta"):
-            hits, _, query = retrieve(services, item["question"], 10, None)
-            passages = services.answerer.candidates_for(query, hits)[:2]
+            found = services.retrieve(services.understand(item["question"]), 10)
+            hits, query = found.hits, found.query
+            passages = services.pipeline.candidates_for(query, hits)[:2]
             gen = gated_messages(item["question"], passages, "pt")
             text = item["answer"]
             claims = [c for c in (squash(MARKER_RE.sub("", text[a:b]))

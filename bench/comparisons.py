@@ -11,7 +11,7 @@ index (``bench/out/index-answers``, built if missing), two ways in the same run:
 - ``sides``: ``Services.search``, which also searches each compared subject
   (``corpus.compare``) and brings each one's best window up beside the first.
 
-For each, the passages the evidence check reads (``Answerer.candidates_for``: the first three
+For each, the passages the evidence check reads (``Pipeline.candidates_for``: the first three
 distinct passages of the first six windows) are looked at: the share of questions where the
 first two (the most the answer reads) and where the three hold a passage of each side's
 lecture, and where the first passage is unchanged. No LLM.
@@ -51,7 +51,7 @@ def main() -> None:
             for way in ("whole", "sides"):
                 t0 = time.perf_counter()
                 hits = (services.retriever.search(query, 10) if way == "whole"
-                        else services.search(query, 10).hits)
+                        else services.retrieve(services.understand(row["question"]), 10).hits)
                 secs[way].append(time.perf_counter() - t0)
                 passages = answerer.candidates_for(answerer.subject(query), hits)
                 lectures = [p.hit.lecture_id for p in passages]

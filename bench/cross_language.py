@@ -1,5 +1,5 @@
 """Questions in another language than the lectures' (issue 9, item 4): searched as typed, and
-translated by the embedded LLM first (``app/translate.py``, what the service does).
+translated by the embedded LLM first (``answer/translate.py``, what the service does).
 
 ``bench/data/questions_cross_language.jsonl``: English questions over 3b1b-pt (15 of the
 Portuguese retrieval bench's held-out questions, as a student would ask them in English, same
@@ -8,9 +8,9 @@ questions over karpathy-en (12 of the English bench's, the same way; and 5 uncov
 Nothing was fitted on them.
 
 Printed per direction, as typed and translated: span-hit@1/@5, MRR@10 and video-hit@5 on the
-answerable questions; the evidence gate's decision (shipped ``app/gate.json``, no LLM check):
+answerable questions; the evidence gate's decision (shipped ``answer/gate.json``, no LLM check):
 the share of answerable questions it lets through and of uncovered ones it declines, alone and
-after the course-question check (``*_with_course_check_*``: the default path, ``app/course.py``);
+after the course-question check (``*_with_course_check_*``: the default path, ``answer/course.py``);
 and the translation's seconds (p50). For reference, the same answerable questions as the bench
 has them, in the lectures' own language.
 """
@@ -88,10 +88,10 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
 def main() -> None:
     if not ready(CORPUS_3B1B, CORPUS_EN):
         return
-    from app.answerer import Answerer
+    from answer.pipeline import Pipeline
+    from answer.translate import QueryTranslator
     from app.config import Settings
     from app.services import build_llm, retriever_for
-    from app.translate import QueryTranslator
     from corpus.embed import load_embedder
     from eval.retrieval import read_gold
 
@@ -110,7 +110,7 @@ def main() -> None:
             data = store.load()
             retriever = retriever_for(Settings(index_dir=store.root, rerank="off"), data,
                                       embedder)
-            answerer = Answerer.from_settings(base, llm, retriever,
+            answerer = Pipeline.from_settings(base, llm, retriever,
                                               lambda t, k: embedder.embed(t, k),
                                               embedder.model_id)
             originals = {q.id: q for q in read_gold(questions)}

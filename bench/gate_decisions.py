@@ -15,10 +15,10 @@ over 42 lectures and 19 on subjects the lectures never teach ("o que é a transf
 
 The gates side by side, in the same run:
 
-- ``shipped``: ``app/gate.json`` (the best 30 s unit's E5 similarity and the term coverage,
+- ``shipped``: ``answer/gate.json`` (the best 30 s unit's E5 similarity and the term coverage,
   fitted on the fitting halves of the three sets and the retrieval bench's development
   questions, stop 47);
-- ``strict``: ``app/gate_strict.json`` (``AULA_GATE_FILE=strict``, stop 48: the shipped gate's
+- ``strict``: ``answer/gate_strict.json`` (``AULA_GATE_FILE=strict``, stop 48: the shipped gate's
   signals fitted on the same questions with course logistics, answering only from the P at
   which none of the fitting questions the lectures do not cover is answered, 0.6);
 - ``previous``: the gate shipped until stop 47 (``bench/data/gate_stop46.json``: the top
@@ -46,7 +46,7 @@ or a minute (``bench/data/questions_lecture_refs.jsonl``), with the mentions lef
 ``/ask`` leaves them out and kept (``*.mentions_{fit,test}_{stripped,as_typed}_*``).
 
 ``shipped_with_course_check`` is the default path: the shipped gate after the course-question
-check (``app/course.py``), which declines questions about the course itself first; the check
+check (``answer/course.py``), which declines questions about the course itself first; the check
 alone is also run on ``bench/data/course_questions.jsonl`` (``course_check.*``): course and
 subject questions never fitted on, 20 + 20 written after a list of phrasings was tried and 10 +
 10 after the classifier's first fit.
@@ -63,7 +63,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.course import COURSE
+from answer.course import COURSE
 from bench.common import CORPUS_3B1B, OUT, ROOT, ready, report
 
 ANSWERS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
@@ -132,9 +132,9 @@ def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool
     (``bench/data/gate_karpathy.jsonl``: answerable questions and ones the lectures don't cover;
     no translation: same language), from the index the retrieval bench builds; ``ask`` is the
     LLM's first-token call, used when a gate reads the evidence check."""
-    from app.answerer import Answerer
+    from answer.evidence import read_questions
+    from answer.pipeline import Pipeline
     from app.config import Settings
-    from app.evidence import read_questions
     from app.services import build_services
     from bench.retrieval_quality import CORPUS_EN, _index
     from corpus.embed import load_embedder
@@ -147,7 +147,7 @@ def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool
     services = build_services(settings.model_copy(update={"index_dir": store.root}),
                               with_llm=False)
 
-    answerer = Answerer.from_settings(services.settings, None, services,
+    answerer = Pipeline.from_settings(services.settings, None, services,
                                       lambda t, k: services.embedder.embed(t, k),
                                       services.embedder.model_id)
     out: list[tuple[str, dict[str, bool]]] = []
@@ -177,7 +177,7 @@ def _framed(services: Any, gates: dict[str, Any], qs: list[Any]
             query = strip_framing(framed) if strip else framed
             hits = services.retriever.search(query, 10)
             out[strip].append((q.qid, _kind(q), _decide(
-                services.answerer, services.llm.first_token, gates, query, hits)[1]))
+                services.pipeline, services.llm.first_token, gates, query, hits)[1]))
     rewriter.framing = True
     return out
 
@@ -187,11 +187,10 @@ def _mentioned(services: Any, gates: dict[str, Any]) -> dict[str, float]:
     questions that mention the lecture, the teacher or a minute
     (``bench/data/questions_lecture_refs.jsonl``, per split), with the mentions left out of
     the search, focus and gate (``stripped``, as ``/ask`` does) and kept (``as_typed``)."""
-    from app.api.ask import retrieve
 
     rows = [json.loads(line) for line in MENTIONS.read_text(encoding="utf-8").splitlines()
             if line.strip()] if MENTIONS.exists() else []
-    rewriter, answerer = services.retriever.rewriter, services.answerer
+    rewriter, answerer = services.retriever.rewriter, services.pipeline
     out: dict[str, float] = {}
     for strip in (True, False):
         rewriter.mentions = answerer.mentions = strip
@@ -201,7 +200,8 @@ def _mentioned(services: Any, gates: dict[str, Any]) -> dict[str, float]:
                 continue
             answered: dict[str, list[bool]] = {name: [] for name in gates}
             for r in chosen:
-                hits, _, query = retrieve(services, r["question"], 10, None)
+                found = services.retrieve(services.understand(r["question"]), 10)
+                hits, query = found.hits, found.query
                 covered = _decide(answerer, services.llm.first_token, gates, query, hits,
                                   with_course=tuple(gates))[1]
                 for name in gates:
@@ -238,8 +238,7 @@ def main() -> None:
         return
     from tqdm import tqdm
 
-    from app.api.ask import retrieve
-    from app.evidence import Gate, fit, read_questions, read_samples
+    from answer.evidence import Gate, fit, read_questions, read_samples
     from bench.answer_quality import services_over_index
 
     samples, model = read_samples(SAMPLES)
@@ -263,8 +262,9 @@ def main() -> None:
         def decide_all(questions: list[Any], desc: str) -> list[tuple[str, dict[str, bool]]]:
             out = []
             for q in tqdm(questions, desc=desc, unit="pergunta"):
-                hits, _, query = retrieve(services, q.question, 10, None)  # as /ask searches
-                feats, covered = _decide(services.answerer, services.llm.first_token, gates,
+                found = services.retrieve(services.understand(q.question), 10)  # as /ask
+                hits, query = found.hits, found.query
+                feats, covered = _decide(services.pipeline, services.llm.first_token, gates,
                                          query, hits)
                 out.append((_kind(q), covered))
                 log.write(json.dumps({"id": q.qid, "kind": _kind(q), "searched": query,
@@ -280,7 +280,7 @@ def main() -> None:
 
     figures: dict[str, Any] = {"questions": len(qs), "questions_en": len(karpathy),
                                "questions_short": len(short_decided)}
-    figures.update(_course_set(services.answerer))
+    figures.update(_course_set(services.pipeline))
     for kind in sorted({k for k, _ in decided}):
         figures[f"n_{kind}"] = sum(k == kind for k, _ in decided)
     # the default path (the shipped gate after the course check) first, then each gate alone

@@ -29,14 +29,13 @@ from bench.common import env_int, median, report
 
 def _answer(answerer: Any, services: Any, question: str) -> tuple[float | None, float, str]:
     """Seconds to the first word of the answer and to the whole reply, and the answer text."""
-    from app.answerer import Reply
-    from app.api.ask import retrieve
+    from answer.pipeline import Reply
 
-    hits, _, query = retrieve(services, question, 4, None)
+    found = services.retrieve(services.understand(question), 4)
     t0 = time.perf_counter()
     first: float | None = None
     text = ""
-    for event in answerer.events(question, hits, query=query):
+    for event in answerer.events(found.question, answerer.reads(found)):
         if isinstance(event, str) and first is None:
             first = time.perf_counter() - t0
         if isinstance(event, Reply):
@@ -48,7 +47,7 @@ def _run(index: str, slots: int, n: int) -> dict[str, Any]:
     """Every question answered on a server of ``slots`` slots: seconds to the first word and
     to the whole answer (the first question, which warms the server, not counted), and the
     answer texts."""
-    from app.answerer import Answerer
+    from answer.pipeline import Pipeline
     from app.config import Settings
     from app.embedded_llm import EmbeddedLLM, assemble_gguf
     from app.llm import LLMClient
@@ -61,7 +60,7 @@ def _run(index: str, slots: int, n: int) -> dict[str, Any]:
     with EmbeddedLLM(assemble_gguf(settings.cache_dir), threads=settings.llm_threads,
                      ctx=settings.llm_ctx, slots=slots) as server:
         llm = LLMClient(server.base_url, model=server.model_id, timeout=600.0)
-        answerer = Answerer.from_settings(settings, llm, services,
+        answerer = Pipeline.from_settings(settings, llm, services,
                                           lambda t, k: services.embedder.embed(t, k),
                                           services.embedder.model_id)
         with prompt_counts(llm) as counts:

@@ -405,7 +405,7 @@ def main() -> None:
     if n_llm > 0:
         from contextlib import ExitStack
 
-        from app.evidence import llm_reranker
+        from answer.evidence import llm_reranker
         from app.services import build_llm
 
         with ExitStack() as stack:

@@ -4,7 +4,7 @@ Questions: ``bench/data/summary_requests.jsonl``, 45 requests written for stop 4
 phrasings ("resume a aula de X", "me faz um resumo do vídeo sobre X", "quais os pontos
 principais da aula de X?", ...): 25 whose subject a lecture of 3b1b-pt teaches (with that
 lecture, or the two that teach it) and 20 whose subject no lecture teaches (checked with grep).
-Each request is searched as ``/ask`` searches it (its subject: ``app.summary.summary_topic``)
+Each request is searched as ``/ask`` searches it (its subject: ``answer.summary.summary_topic``)
 over the answer bench's 3b1b-pt index (``bench/out/index-answers``, built if missing), and
 decided two ways in the same run:
 
@@ -12,7 +12,7 @@ decided two ways in the same run:
   before stop 45, apart from its being searched whole);
 - ``summary``: the lecture most of the first three hits are from, covered when it says each
   word of the subject in its title or in 3 of its windows or more
-  (``app.summary.summary_decision``, what ``/ask`` now does).
+  (``answer.summary.summary_decision``, what ``/ask`` now does).
 
 Figures: share covered of the taught subjects, share declined of the others, and the share of
 taught subjects whose own lecture is the one summed up. No LLM. Writes
@@ -31,7 +31,7 @@ REQUESTS = ROOT / "bench" / "data" / "summary_requests.jsonl"
 def main() -> None:
     if not ready(CORPUS_3B1B):
         return
-    from app.summary import asks_summary
+    from answer.summary import asks_summary
     from bench.answer_quality import offline_answerer
 
     services, answerer = offline_answerer()

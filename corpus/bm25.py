@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 import zlib
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
+
+from corpus.text import fold
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -26,7 +27,7 @@ def stopwords() -> frozenset[str]:
         "que", "qual", "quais", "como", "porque", "por", "sobre", "explique", "explica",
     }
     words = set(STOPWORDS_PORTUGUESE) | set(STOPWORDS_EN) | extra
-    return frozenset(_fold(w) for w in words)
+    return frozenset(fold(w) for w in words)
 
 
 @lru_cache(maxsize=1)
@@ -36,15 +37,9 @@ def _stemmer():  # type: ignore[no-untyped-def]
     return Stemmer.Stemmer("portuguese")
 
 
-def _fold(word: str) -> str:
-    """Lower-case and drop accents: ASR and translations spell accents inconsistently."""
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
 def stem(word: str) -> str:
     """``word``'s Portuguese Snowball stem, accents folded ("usada" and "usados" -> "usad")."""
-    return _fold(_stemmer().stemWord(word))
+    return fold(_stemmer().stemWord(word))
 
 
 def tokenize(text: str) -> list[str]:
@@ -55,10 +50,10 @@ def tokenize(text: str) -> list[str]:
     for raw in _WORD.findall(text.lower()):
         if len(raw) < 2 or raw.isdigit() and len(raw) < 2:
             continue
-        folded = _fold(raw)
+        folded = fold(raw)
         if folded in stops:
             continue
-        out.append(_fold(stem(raw)))
+        out.append(fold(stem(raw)))
     return out
 
 

@@ -2,7 +2,7 @@
 
 Students write mostly in Portuguese; some ask in English about Portuguese lectures, and a course
 may have English lectures. The answer is written in the question's language, and a question
-in another language than the lectures' is translated for search (``app.translate``).
+in another language than the lectures' is translated for search (``answer.translate``).
 """
 
 from __future__ import annotations

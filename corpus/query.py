@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 
 from corpus.bm25 import stopwords
 from corpus.language import Lang, corpus_language, detect_language, word_counts_shipped
 from corpus.mentions import strip_mentions
+from corpus.text import fold
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _GLUED = re.compile(r"(?<=\d)(?=(?:sen|cos|tg|tan|ln|det|lim)(?![^\W\d_²³]))")
@@ -56,12 +56,6 @@ ABBREVIATIONS: dict[str, str] = {
 """Chat spellings of Brazilian students, and the functions they write in notation ("sen x",
 "ln 2"), with what the lectures say instead. Only whole words are replaced, and only
 lower-case ones, so "Q" in "matriz Q" stays a letter."""
-
-
-def fold(word: str) -> str:
-    """Lower case without accents."""
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def word_counts(texts: Iterable[str]) -> Counter[str]:

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from corpus.bm25 import stopwords
-from corpus.query import fold
+from corpus.text import fold
 
 REPEAT_SHARE = 0.8
 """A lecture repeats another when this share of its distinct sentences is in the other."""

@@ -5,7 +5,7 @@
   the Hugging Face cache (``AULA_RERANK_MODEL``; e.g. a multilingual MiniLM or bge reranker),
   never downloaded at run time.
 - The LLM's first-token yes/no relevance lives with the answerer's evidence check
-  (``app.evidence.LLMReranker``): the same prompt and the same P(SIM), written once.
+  (``answer.evidence.LLMReranker``): the same prompt and the same P(SIM), written once.
 
 A reranker scores each hit's focus text: the unit around ``answer_start`` when the index has
 units, which is what a student would read first, else the window.

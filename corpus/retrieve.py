@@ -19,8 +19,9 @@ from corpus.index import IndexData
 from corpus.language import Lang, corpus_language
 from corpus.mentions import mentioned_time
 from corpus.models import Cue, Hit
-from corpus.query import QueryRewriter, fold
+from corpus.query import QueryRewriter
 from corpus.repeats import misfiled
+from corpus.text import fold
 from corpus.units import best_per_window, members
 from corpus.vector_store import FolderStore, Ranked, VectorStore, cosines
 

@@ -31,7 +31,7 @@ import pandas as pd
 from corpus.errors import InputError
 from corpus.jsonlines import read_objects
 from corpus.metadata import web_url
-from corpus.query import fold
+from corpus.text import fold
 from eval.labels import normalise_label
 from eval.record import parse_timestamp
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
@@ -20,9 +20,10 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
+from answer.question import Question
+from answer.replies import FAILED, Moment, Moments, Reply
+from answer.retrieve import Retrieved
 from app.admission import Admission, Busy, DeadlinePassed, Ticket
-from app.answer import detect_language
-from app.answerer import FAILED, Moment, Moments, Reply
 from app.deps import ServicesDep
 from app.ratelimit import spend_async
 from app.recorder import RecorderDep
@@ -30,74 +31,22 @@ from app.schemas import (
     SSE_EVENT,
     AskIn,
     AskOut,
-    CitationOut,
-    HitOut,
-    MomentOut,
-    SentenceOut,
+    ask_out,
     error_responses,
+    searched,
 )
 from app.services import Services
 
 router = APIRouter(tags=["ask"])
 
 
-def _out(
-    services: Services, body: AskIn, hits: list, reply: Any, timings: dict[str, float],
-    query: str,
-) -> AskOut:
-    return ask_response(services, body.question, hits, reply, timings, query)
-
-
-def ask_response(
-    services: Services, question: str, hits: list, reply: Any, timings: dict[str, float],
-    query: str | None = None,
-) -> AskOut:
-    """The ``/ask`` body for a reply of ``app.answerer`` (the CLI prints the same)."""
-    answer = reply.answer
-    return AskOut(
-        question=question,
-        answer=None if answer is None else answer.text,
-        covered=reply.covered,
-        citations=[] if answer is None else [CitationOut(**c.to_dict()) for c in answer.citations],
-        segments=[HitOut(**h.to_dict()) for h in hits],
-        moments=[MomentOut(**m.to_dict()) for m in reply.moments],
-        confidence=reply.confidence,
-        sentences=[SentenceOut(**c.to_dict()) for c in reply.sentences],
-        strategy=reply.strategy,
-        note=reply.note,
-        reason=getattr(reply, "reason", "") or "",
-        timings=timings,
-        models={
-            "embedding": services.retriever.data.model_id,
-            "llm": getattr(services.llm, "model_id", "") or "",
-        },
-        error=reply.error,
-        search_query=_searched(question, query),
-        quoted=getattr(reply, "quoted", None),
-    )
-
-
-def _searched(question: str, query: str | None) -> str | None:
-    """What was searched, when it is not the question as typed (its translation, or the
-    question without its chat framing); None otherwise."""
-    return None if query is None or query == question else query
-
-
 def retrieve(services: Services, question: str, k: int, lectures: list[str] | None
-             ) -> tuple[list, dict[str, float], str]:
-    """The hits for ``question``, the seconds per stage, and what was searched (the question,
-    or its translation into the lectures' language)."""
-    t0 = time.perf_counter()
-    query = services.search_query(question)
-    translate_s = time.perf_counter() - t0
-    res = services.search(query, k, lectures)
-    timings = {"embedding": res.timings.embed_s, "search": res.timings.search_s}
-    if query != question:
-        timings["translate"] = translate_s
-    return res.hits, timings, query
+             ) -> Retrieved:
+    """The question read once at this edge, then the search stage."""
+    return services.retrieve(services.understand(question), k, lectures)
 
 
-def _retrieve(services: Services, body: AskIn) -> tuple[list, dict[str, float], str]:
+def _retrieve(services: Services, body: AskIn) -> Retrieved:
     return retrieve(services, body.question, body.k, body.lectures)
 
 
@@ -121,8 +70,9 @@ async def ask(body: AskIn, request: Request, services: ServicesDep,
     await spend_async(request, "ask")  # only a valid question spends the quota
     async with _admit(request) as ticket:
         t0 = time.perf_counter()
-        hits, timings, query = await run_in_threadpool(_retrieve, services, body)
-        work = asyncio.ensure_future(_answer(ticket, services, body.question, hits, query))
+        found = await run_in_threadpool(_retrieve, services, body)
+        timings = dict(found.timings)
+        work = asyncio.ensure_future(_answer(ticket, services, found))
         gone = asyncio.ensure_future(_client_gone(request))
         try:
             await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -137,7 +87,7 @@ async def ask(body: AskIn, request: Request, services: ServicesDep,
         reply = work.result()
     _stage_timings(timings, reply)
     timings["total"] = time.perf_counter() - t0
-    out = _out(services, body, hits, reply, timings, query)
+    out = ask_out(found, reply, timings, services.models())
     if out.answer is not None or out.covered is False:
         # stored for review; a database failure is logged, never raised
         await run_in_threadpool(recorder.record, out)
@@ -167,16 +117,16 @@ async def ask_stream(body: AskIn, request: Request, services: ServicesDep,
     async def events() -> AsyncIterator[dict[str, str]]:
         async with ticket:
             t0 = time.perf_counter()
-            hits, timings, query = await run_in_threadpool(_retrieve, services, body)
-            yield {"event": "segments", "data": json.dumps([h.to_dict() for h in hits])}
+            found = await run_in_threadpool(_retrieve, services, body)
+            timings = dict(found.timings)
+            yield {"event": "segments", "data": json.dumps([h.to_dict() for h in found.hits])}
             t1 = time.perf_counter()
             first: float | None = None
             moments: list[Moment] = []
             reply: Reply | None = None
             try:
                 async with contextlib.aclosing(
-                        ticket.run(services.answerer.events(body.question, hits,
-                                                            query=query))) as pieces:
+                        ticket.run(_events(services, found))) as pieces:
                     async for piece in pieces:
                         if isinstance(piece, Moments):
                             moments = piece.moments
@@ -184,7 +134,7 @@ async def ask_stream(body: AskIn, request: Request, services: ServicesDep,
                             yield {"event": "moments", "data": json.dumps({
                                 "covered": piece.covered, "reason": piece.reason,
                                 "moments": [m.to_dict() for m in piece.moments],
-                                "search_query": _searched(body.question, query)})}
+                                "search_query": searched(found)})}
                         elif isinstance(piece, str):
                             if first is None:
                                 first = time.perf_counter() - t1
@@ -192,14 +142,14 @@ async def ask_stream(body: AskIn, request: Request, services: ServicesDep,
                         else:
                             reply = piece
             except DeadlinePassed:
-                reply = late_reply(body.question, moments, ticket, services)
+                reply = late_reply(found.question, moments, ticket, services)
             if reply is None:
                 return
             _stage_timings(timings, reply)
             timings["llm_first_token"] = first if first is not None else 0.0
             timings["llm"] = time.perf_counter() - t1
             timings["total"] = time.perf_counter() - t0
-            out = _out(services, body, hits, reply, timings, query)
+            out = ask_out(found, reply, timings, services.models())
             if out.answer is not None or out.covered is False:
                 await run_in_threadpool(recorder.record, out)
             yield {"event": "done", "data": out.model_dump_json()}
@@ -219,13 +169,17 @@ def _admit(request: Request) -> Ticket:
             headers={"Retry-After": str(exc.retry_after)}) from exc
 
 
-async def _answer(ticket: Ticket, services: Services, question: str, hits: list, query: str
-                  ) -> Reply:
-    """The answerer's reply, run on an LLM worker; at the deadline, the moments so far."""
+def _events(services: Services, found: Retrieved) -> Iterator[Any]:
+    """The pipeline's events for the question as the search stage found it."""
+    pipeline = services.pipeline
+    return pipeline.events(found.question, pipeline.reads(found))
+
+
+async def _answer(ticket: Ticket, services: Services, found: Retrieved) -> Reply:
+    """The pipeline's reply, run on an LLM worker; at the deadline, the moments so far."""
     moments: list[Moment] = []
     try:
-        async with contextlib.aclosing(
-                ticket.run(services.answerer.events(question, hits, query=query))) as pieces:
+        async with contextlib.aclosing(ticket.run(_events(services, found))) as pieces:
             async for piece in pieces:
                 if isinstance(piece, Moments):
                     moments = piece.moments
@@ -233,18 +187,18 @@ async def _answer(ticket: Ticket, services: Services, question: str, hits: list,
                     return piece
     except DeadlinePassed:
         pass
-    return late_reply(question, moments, ticket, services)
+    return late_reply(found.question, moments, ticket, services)
 
 
-def late_reply(question: str, moments: Sequence[Moment], ticket: Ticket,
+def late_reply(question: Question, moments: Sequence[Moment], ticket: Ticket,
                services: Services) -> Reply:
     """What a student gets when the deadline passes: the moments found so far and a line
     saying the answer took too long (HTTP 200, like any other LLM fault)."""
-    lang = detect_language(question)
+    lang = question.language
     limit = f"{ticket.admission.deadline:g}"
     why = (f"a pergunta passou do limite de {limit} s" if lang == "pt"
            else f"the question went over its {limit} s limit")
-    return Reply(question, lang, services.answerer.strategy, list(moments), None, None,
+    return Reply(question.text, lang, services.pipeline.strategy, list(moments), None, None,
                  note=FAILED[lang].format(why=why), error=f"no answer within {limit} s",
                  reason="deadline")
 

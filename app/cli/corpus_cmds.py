@@ -134,7 +134,7 @@ def _others(summary, path: str) -> str:  # type: ignore[no-untyped-def]
 
 
 def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
-    from app.locate import clock
+    from answer.locate import clock
 
     echo = typer.echo
     for lec in summary.lectures:

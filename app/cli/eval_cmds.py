@@ -51,7 +51,7 @@ def _label_model(path: Path | None, s: Settings):  # type: ignore[no-untyped-def
 
 
 class EvalAnswer:
-    """A reply of ``app.answerer`` as the eval pipeline reads it: text, citations, the
+    """A reply of ``answer.pipeline`` as the eval pipeline reads it: text, citations, the
     passages the generator read, and the error when no answer could be written."""
 
     def __init__(self, reply: Any) -> None:
@@ -179,8 +179,8 @@ def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
         search=services.hits, search_in=services.hits,
         span_text=services.retriever.span_text,
         matcher=services.embedder,
-        answer=lambda q, hits: EvalAnswer(services.answerer.run(
-            q, hits, query=services.search_query(q))),
+        answer=lambda q, hits: EvalAnswer(services.pipeline.run(
+            services.asked(q), hits)),
         k=o.k, correctness=o.correctness,
         ragas=ragas_scorer(s, services.llm, services.embedder) if o.ragas else None,
     )
@@ -531,7 +531,7 @@ def fit_gate(
     strict: bool = typer.Option(
         False, "--strict", help="Answer only from the P(covered) at which none of the fitting "
         "questions the lectures do not cover is answered (0.5, 0.6, ... 0.95), not from 0.5: "
-        "for a course that prefers \"not covered\" to a guess (app/gate_strict.json)."),
+        "for a course that prefers \"not covered\" to a guess (answer/gate_strict.json)."),
     out: Path = typer.Option(Path("gate.json"), "--out", help="Where to write the thresholds."),
     k: int = typer.Option(10, "-k", help="Segments retrieved per question."),
     samples_file: Path | None = typer.Option(
@@ -541,13 +541,12 @@ def fit_gate(
     json_out: bool = JsonOpt,
 ) -> None:
     """Fit the evidence gate (answer or say "not covered") on a labelled question set and
-    store it; point AULA_GATE_FILE at the file to use it (app/gate.json ships the default)."""
+    store it; point AULA_GATE_FILE at the file to use it (answer/gate.json ships the default)."""
     from dataclasses import asdict, replace
 
     from tqdm import tqdm
 
-    from app.api.ask import retrieve
-    from app.evidence import (
+    from answer.evidence import (
         FEATURES,
         Gate,
         fit,
@@ -571,12 +570,13 @@ def fit_gate(
         else:
             services = build_services(s)
             with services.stack:
-                answerer = services.answerer
+                answerer = services.pipeline
                 samples = []
                 for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
-                    hits, _, query = retrieve(services, q.question, k, None)  # as /ask
+                    found = services.retrieve(services.understand(q.question), k)  # as /ask
+                    hits = found.read
                     passages, probs, feats = answerer.gate_signals(
-                        query, hits, services.llm.first_token if llm_check else None,
+                        found.query, hits, services.llm.first_token if llm_check else None,
                         every_signal=True)
                     samples.append(sample_for(q, passages, probs, hits, feats))
                 model = str(services.llm.model_id)
@@ -686,9 +686,9 @@ def fit_course(
 ) -> None:
     """Fit the course-question check (exams, grades, deadlines, materials: declined before
     the evidence gate) on labelled questions and store it; point AULA_COURSE_FILE at the file
-    to use it (app/course.json ships the default)."""
+    to use it (answer/course.json ships the default)."""
+    from answer.course import fit, read_labelled
     from app.cli.common import load_embedder
-    from app.course import fit, read_labelled
 
     s = settings_for(None)
     with one_line_errors():

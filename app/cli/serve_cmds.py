@@ -56,9 +56,8 @@ def ask(
     import time
     from datetime import UTC, datetime
 
-    from app.answerer import Answerer
-    from app.api.ask import ask_response, retrieve
-    from app.schemas import AskIn
+    from answer.pipeline import Pipeline
+    from app.schemas import AskIn, ask_out
     from app.services import build_services
 
     s = settings_for(index)
@@ -79,12 +78,14 @@ def ask(
         services = build_services(s)
         with services.stack:
             t0 = time.perf_counter()
-            hits, timings, query = retrieve(services, body.question, body.k, body.lectures)
-            answerer = services.answerer or Answerer.from_settings(s, services.llm)
-            reply = answerer.run(body.question, hits, query=query)
+            found = services.retrieve(services.understand(body.question), body.k,
+                                      body.lectures)
+            pipeline = services.pipeline or Pipeline.from_settings(s, services.llm)
+            reply = pipeline.reply_to(found)
+            timings = dict(found.timings)
             timings.update({f"llm_{k}": v for k, v in reply.timings.items()})
             timings["total"] = time.perf_counter() - t0
-            out = ask_response(services, body.question, hits, reply, timings, query)
+            out = ask_out(found, reply, timings, services.models())
         if save and (out.answer is not None):
             from app.db import store
             from app.db.session import open_database

@@ -107,7 +107,7 @@ class StoredAnswer(Base):
     timings: Mapped[dict[str, Any]] = mapped_column(JSON)
     # "|lecture-a|lecture-b|": the lectures of the retrieved segments, for the queue filter.
     lectures: Mapped[str] = mapped_column(Text, default="")
-    # The evidence check: P(answer right) and {strategy, moments, sentences} (app/answerer.py).
+    # The evidence check: P(answer right) and {strategy, moments, sentences} (answer/pipeline.py).
     confidence: Mapped[float | None] = mapped_column(Float, nullable=True)
     evidence: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 

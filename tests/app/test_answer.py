@@ -7,17 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.answer import (
-    NOT_COVERED,
-    Answer,
-    answer,
-    answer_stream,
-    build_messages,
-    detect_language,
-    fit_segments,
-    is_not_covered,
-)
+from answer.direct import answer, answer_stream, is_not_covered
+from answer.prompts import NOT_COVERED, build_messages, fit_segments
+from answer.replies import Answer
 from app.llm import LLMClient, LLMError
+from corpus.language import detect_language
 from corpus.models import Hit
 from tests.app.fake_llm import FakeLLMServer, Messages
 from tests.app.test_citations import fake_embed

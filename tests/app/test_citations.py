@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from app.citations import (
+from answer.citations import (
     attach_citations,
     build_citations,
     cite,

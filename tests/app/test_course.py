@@ -1,4 +1,4 @@
-"""The course-question check's file and fit (app/course.py); its use over HTTP is in
+"""The course-question check's file and fit (answer/course.py); its use over HTTP is in
 test_gated.py."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.course import CourseCheck, course_words, fit, labelled, read_labelled
+from answer.course import CourseCheck, course_words, fit, labelled, read_labelled
 from corpus.errors import InputError
 
 

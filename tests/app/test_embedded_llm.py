@@ -79,7 +79,7 @@ def test_start_fails_clearly_without_a_model(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_embedded_server_answers_in_portuguese() -> None:
-    from app.answer import answer
+    from answer.direct import answer
     from app.config import get_settings
     from app.llm import LLMClient, LLMError
     from corpus.models import Hit

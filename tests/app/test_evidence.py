@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.evidence import (
+from answer.evidence import (
     STRICT_STEPS,
     Gate,
     GateSample,
@@ -157,7 +157,7 @@ def test_idf_coverage_weighs_the_question_s_specific_word() -> None:
 
 def test_a_gate_on_idf_coverage_declines_a_subject_the_lectures_only_brush(
         sample_index, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from app.answerer import Answerer
+    from answer.pipeline import Pipeline
     from app.config import Settings
     from app.services import build_retriever
 
@@ -165,7 +165,7 @@ def test_a_gate_on_idf_coverage_declines_a_subject_the_lectures_only_brush(
     gate_file.write_text(Gate(weights={"idf_cov": 20.0}, bias=-10.0).to_json())
     settings = Settings(index_dir=sample_index.root, gate_file=gate_file, llm_base_url=None)
     retriever, embedder = build_retriever(settings)
-    answerer = Answerer.from_settings(settings, None, retriever,
+    answerer = Pipeline.from_settings(settings, None, retriever,
                                       lambda texts, kind: embedder.embed(texts, kind))
     covered = "o que a última camada de uma rede neural faz?"
     neighbour = "como uma rede neural LSTM guarda memória de longo prazo?"
@@ -182,15 +182,15 @@ def test_the_shipped_gate_answers_the_demo_s_question_over_the_sample_lectures(
     # `make demo`, the README's first command, asks this over the sample lectures, which
     # answer it word for word; their best passage scores under the shipped model's threshold
     # (fitted on other corpora), and the fallback reads that every rare word of it is there
-    from app.answerer import Answerer
+    from answer.pipeline import Pipeline
     from app.config import Settings
     from app.services import build_retriever
 
     settings = Settings(index_dir=sample_index.root, llm_base_url=None)
     retriever, embedder = build_retriever(settings)
-    answerer = Answerer.from_settings(settings, None, retriever,
+    answerer = Pipeline.from_settings(settings, None, retriever,
                                       lambda texts, kind: embedder.embed(texts, kind))
-    assert answerer.gate.fallback, "app/gate.json ships a fallback"
+    assert answerer.gate.fallback, "answer/gate.json ships a fallback"
 
     def decided(question: str):  # type: ignore[no-untyped-def]
         hits = retriever.search(question, 4)
@@ -313,7 +313,7 @@ def test_a_fitted_gate_reads_the_question_s_words_even_when_a_similarity_alone_s
 
 
 def test_english_names_are_put_in_the_lectures_portuguese_words() -> None:
-    from app.glossary import in_lecture_words
+    from answer.glossary import in_lecture_words
 
     assert in_lecture_words("pra que serve o Dot Product?") == "pra que serve o produto escalar?"
     assert in_lecture_words("self-attention vs cross attention") == (

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from answer.evidence import DEFAULT_GATE_FILE, Gate
 from app.config import Settings
-from app.evidence import DEFAULT_GATE_FILE, Gate
 from app.main import create_app
 from corpus.readers import read_cues
 from tests.app.fake_llm import FakeLLMServer
@@ -303,7 +303,7 @@ def test_an_answer_citing_nothing_gets_the_passages_it_came_from(service: str) -
 
 
 def test_dropping_unsupported_sentences_keeps_the_quote() -> None:
-    from app.answerer import SentenceCheck, _drop_unsupported
+    from answer.pipeline import SentenceCheck, _drop_unsupported
 
     text = ("A ReLU foi inventada na lua [1]. Trecho da aula que responde: “A ReLU devolve o "
             "máximo. Ela é simples.” [1]")
@@ -420,7 +420,7 @@ def test_english_question_gets_an_english_prompt(service: str, fake_llm: FakeLLM
 
 def test_the_shipped_gate_file_is_fitted_and_readable() -> None:
     gate = Gate.load(DEFAULT_GATE_FILE)
-    assert gate.weights, "app/gate.json holds a fitted model (aula fit-gate)"
+    assert gate.weights, "answer/gate.json holds a fitted model (aula fit-gate)"
     assert gate.fitted["questions"] >= 30
     with pytest.raises(ValueError, match="unknown field 'p_covred'"):
         Gate.from_json('{"p_covred": 0.5}', "x.json")

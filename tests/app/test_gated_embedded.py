@@ -1,4 +1,4 @@
-"""(slow) The gated answer path on the real embedded model and the shipped gate (app/gate.json):
+"""(slow) The gated answer path on the real embedded model and the shipped gate (answer/gate.json):
 two questions the lectures answer, two they don't, over four real 3b1b-pt lectures."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def services(tmp_path_factory, embedder) -> Iterator[object]:  # type: ignore[no
 def test_answerable_questions_are_answered_from_the_right_video(services, question, lecture
                                                                 ) -> None:  # type: ignore[no-untyped-def]
     hits = services.retriever.search(question, 10)
-    reply = services.answerer.run(question, hits)
+    reply = services.pipeline.run(question, hits)
     assert reply.error is None
     assert reply.covered is True, reply.reason
     assert any(c.lecture_id == lecture for c in reply.answer.citations)
@@ -59,7 +59,7 @@ def test_answerable_questions_are_answered_from_the_right_video(services, questi
 @pytest.mark.parametrize("question", UNANSWERABLE)
 def test_questions_the_lectures_do_not_cover_are_declined(services, question) -> None:  # type: ignore[no-untyped-def]
     hits = services.retriever.search(question, 10)
-    reply = services.answerer.run(question, hits)
+    reply = services.pipeline.run(question, hits)
     assert reply.covered is False, reply.reason
     assert "não parecem cobrir" in reply.answer.text
     assert reply.moments  # the closest moments are listed anyway
@@ -69,12 +69,12 @@ def test_each_answer_reads_its_prompt_start_from_the_cache(services) -> None:  #
     """Between two answers the server reads the first answer's sentence checks (another
     system prompt); the next answer still finds its system prompt and header cached, in
     llama.cpp's own count of the prompt tokens it took from the cache (``timings.cache_n``)."""
-    from app.answerer import gated_messages
+    from answer.prompts import gated_messages
     from tests.llm_counts import prompt_counts
 
     with prompt_counts(services.llm) as counts:
         for question, _ in ANSWERABLE * 2:
-            reply = services.answerer.run(question, services.retriever.search(question, 10))
+            reply = services.pipeline.run(question, services.retriever.search(question, 10))
             assert reply.covered is True, reply.reason
     cached = [c for _, c in counts]
     start = len(gated_messages("x", [], "pt")[0]["content"]) // 4  # the system prompt, roughly

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.locate import asks_where, clock, where_answer, where_topic
+from answer.locate import asks_where, clock, where_answer, where_topic
 from corpus.context import Passage
 from corpus.models import Hit
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from app.outlinks import foreign_links
+from answer.outlinks import foreign_links
 
 PASSAGE = ("A derivada mede a taxa de variação de uma função: a inclinação da reta tangente. "
            "No Python, np.gradient calcula uma aproximação.")

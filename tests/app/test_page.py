@@ -118,7 +118,7 @@ def gated_responder(messages: list[dict]) -> str:
 
 @pytest.fixture(scope="module")
 def gated_site(sample_index, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    from app.evidence import Gate
+    from answer.evidence import Gate
 
     gate_file = tmp_path_factory.mktemp("gate") / "gate.json"
     gate_file.write_text(Gate(p_covered=0.5).to_json())

@@ -12,10 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from answer.evidence import Gate
+from answer.quote import quote_answer, runs, sentences
 from app.config import Settings
-from app.evidence import Gate
 from app.main import create_app
-from app.quote import quote_answer, runs, sentences
 from corpus.context import Passage
 from corpus.models import Cue, Hit
 from corpus.readers import read_cues
@@ -57,7 +57,7 @@ def test_runs_stay_within_the_quote_budget_but_a_long_sentence_stands_alone() ->
 
 
 def test_the_answer_names_the_lecture_and_the_second_and_cites_the_quote() -> None:
-    from app.quote import Quote
+    from answer.quote import Quote
 
     q = Quote(0, 101.9, 114.7, "Hoje em dia a função mais usada é a ReLU.", 0.9, 0.95)
     text = quote_answer("A mais usada é a ReLU", q, "Redes neurais", "pt")
@@ -149,7 +149,7 @@ def test_when_no_sentence_answers_the_reply_says_so_and_shows_the_moments(
 
 
 def test_a_whole_passage_quote_keeps_the_passage_words_and_its_sentences_seconds() -> None:
-    from app.quote import whole_passage
+    from answer.quote import whole_passage
 
     cues = [Cue(10.0, 20.0, "O uvicorn é o servidor. O FastAPI é só a aplicação."),
             Cue(20.0, 30.0, "Por isso o reload vem do servidor, não da aplicação.")]

@@ -1,8 +1,8 @@
-"""An answer that hands the question back gets the lecture's words (app/substance.py)."""
+"""An answer that hands the question back gets the lecture's words (answer/substance.py)."""
 
 from __future__ import annotations
 
-from app.substance import MIN_NEW_WORDS, new_words, unloop, with_substance
+from answer.substance import MIN_NEW_WORDS, new_words, unloop, with_substance
 
 PASSAGES = [
     "Se o primeiro bloco tiver uma massa 100 vezes maior que a do segundo, o número total de "

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.evidence import Decision
-from app.summary import (
+from answer.evidence import Decision
+from answer.summary import (
     asks_summary,
     lecture_covers,
     spread,

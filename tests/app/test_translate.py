@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
+from answer.translate import clean_translation, needs_translation
 from app.config import Settings
 from app.main import create_app
-from app.translate import clean_translation, needs_translation
 from tests.app.fake_llm import FakeLLMServer
 from tests.servers import ServedApp
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from app.course import read_labelled
-from app.evidence import read_questions
+from answer.course import read_labelled
+from answer.evidence import read_questions
 from corpus.errors import InputError
 from eval.questions import load_questions
 from eval.retrieval import read_gold

@@ -124,7 +124,7 @@ def test_hits_say_where_in_the_window_the_answer_starts(lab_retriever) -> None: 
 def test_a_hit_carries_its_best_passage_s_similarity(lab_retriever) -> None:  # type: ignore[no-untyped-def]
     # a short question answered by one 30 s passage: the two-minute window's cosine is
     # diluted by the rest of it, the passage's is not (what the evidence gate reads)
-    from app.evidence import top_unit
+    from answer.evidence import top_unit
 
     hits = lab_retriever.search("o que é sobreajuste?", 5)
     assert all(h.unit_score is not None for h in hits)
@@ -140,7 +140,7 @@ def test_an_index_without_units_still_searches(tmp_path: Path, embedder) -> None
     hits = Retriever(data, embedder).search("o que é a ReLU?", 3)
     assert hits[0].lecture_id == "redes-neurais" and hits[0].answer_start is None
     assert hits[0].link_start == hits[0].start
-    from app.evidence import top_unit  # the gate reads the windows' own cosine then
+    from answer.evidence import top_unit  # the gate reads the windows' own cosine then
 
     assert hits[0].unit_score is None and top_unit(hits) == max(h.score for h in hits)
 
@@ -385,7 +385,7 @@ def test_only_words_in_no_dictionary_are_corrected() -> None:
 def test_the_llm_rerank_puts_the_passage_the_llm_confirms_first(sample_index, embedder) -> None:  # type: ignore[no-untyped-def]
     # The reranker reads P(SIM) from the first token's logprobs, as the evidence gate does; the
     # fake LLM confirms only the text that fusion ranked last of four.
-    from app.evidence import llm_reranker
+    from answer.evidence import llm_reranker
     from app.llm import LLMClient
     from corpus.rerank import rerank_text
     from tests.app.fake_llm import FakeLLMServer

@@ -16,7 +16,7 @@ and not taken (stop 27):
 
 So a logistic regression over the question's E5 ``query:`` vector (one more query embedding,
 about 40 ms), fitted by ``aula fit-course`` on labelled questions and stored as JSON with the
-embedder it reads (``app/course.json`` ships the one fitted on the benches' fitting halves).
+embedder it reads (``answer/course.json`` ships the one fitted on the benches' fitting halves).
 Its threshold is set above every subject question's cross-validated P on the fitting set, plus
 a margin: declining an answerable question is the fault students meet most. A question over it
 is declined before the gate, with a line saying why and whom to ask; the closest moments are
@@ -33,9 +33,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.answer import fold
 from corpus.errors import InputError
 from corpus.jsonlines import read_objects
+from corpus.text import fold
 
 DEFAULT_COURSE_FILE = Path(__file__).with_name("course.json")
 COURSE = "course logistics"

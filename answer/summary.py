@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from app.answer import fold
-from app.evidence import Decision
-from app.glossary import portuguese_words
+from answer.evidence import Decision
+from answer.glossary import portuguese_words
 from corpus.bm25 import tokenize
+from corpus.text import fold
 
 SUMMARY_PASSAGES = 5
 """Windows of the lecture a summary reads (each focused to the answer's passage size)."""
@@ -97,7 +97,7 @@ one of its words)."""
 def _topic_words(topic: str) -> list[set[str]]:
     """Each content word of ``topic`` as the stems a lecture may say it with: its own
     (``corpus.bm25.tokenize``, Portuguese Snowball) and, for an English name a Portuguese
-    lecture translates ("backpropagation"), its glossary words' (``app.glossary``). Words are
+    lecture translates ("backpropagation"), its glossary words' (``answer.glossary``). Words are
     stemmed with their accents folded first, on both sides, as the glossary writes them:
     "retropropagacao" and "retropropagação" stem apart otherwise."""
     words = []

@@ -7,17 +7,17 @@ the prompt showed the model (``hits[n - 1]``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
+from corpus.context import EmbedFn
 from corpus.metadata import web_url
 from corpus.models import Hit
 
-EmbedFn = Callable[[list[str], str], np.ndarray]
 """``embed(texts, kind)`` with kind "query" or "passage" -> L2-normalised rows (the E5 model)."""
 
 SIMILARITY_THRESHOLD = 0.82
@@ -259,3 +259,34 @@ def cite(
             threshold=threshold, min_per_sentence=min_per_sentence,
         )
     return text, build_citations(cited_numbers(text), hits)
+
+
+def _cite_each_from_first(text: str) -> str:
+    """A one-passage answer the model left uncited: each sentence comes from passage 1."""
+    out = text
+    for a, b in reversed(sentence_spans(text)):
+        body = out[a:b].rstrip(".!?:;")
+        out = out[:a] + f"{body} [1]{out[a + len(body):b]}" + out[b:]
+    return out
+
+
+def cite_all(text: str, hits: Sequence[Hit], embed: EmbedFn | None, *, attach: bool = True
+             ) -> tuple[str, list[Citation]]:
+    """``text`` with its markers cleaned and, with ``attach``, its uncited sentences cited by
+    their closest passage (``cite``), and its citations. Without ``attach`` (an answer whose
+    quote of the lecture ends with its one marker) the sentences inside a quote stay as the
+    lecture said them.
+
+    The generator read only these passages, so an answer left with no marker at all came from
+    them: each sentence is then cited by the passage it is closest to, with no cosine floor
+    (the one passage, when there is one). Before, "pq a serie harmonica diverge ..." got a
+    paragraph quoting a passage and no link: its only marker stood before a passage heading
+    it copied, which goes with the heading."""
+    out, citations = cite(text, hits, embed if attach else None)
+    if cited_numbers(out):
+        return out, citations
+    if len(hits) == 1:
+        return cite(_cite_each_from_first(out), hits)
+    if embed is not None:
+        return cite(out, hits, embed, threshold=-1.0)
+    return out, citations

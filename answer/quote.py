@@ -26,8 +26,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from app.answer import Lang, fmt_clock
+from answer.prompts import fmt_clock
 from corpus.context import EmbedFn, Passage, said_at, squash
+from corpus.language import Lang
 from corpus.models import Cue, Hit
 
 MAX_RUN = 3

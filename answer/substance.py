@@ -38,10 +38,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.citations import MARKER_RE, cite_also, cited_numbers, sentence_spans
+from answer.citations import MARKER_RE, cite_also, cited_numbers, sentence_spans
 from corpus.bm25 import tokenize
 from corpus.context import cut, squash
-from corpus.query import fold
+from corpus.text import fold
 
 MIN_NEW_WORDS = 4
 """Content words beyond the question's an answer needs to count as saying something (chosen on
@@ -66,7 +66,7 @@ _LEAD = {
 
 def quoted_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` quotes, between “ and ” (``with_substance``'s quote of the lecture,
-    ``app.locate``'s): the lecture's own words, which no post-check should mark unconfirmed."""
+    ``answer.locate``'s): the lecture's own words, which no post-check should mark unconfirmed."""
     return [m.span() for m in re.finditer(r"“[^”]*”", text)]
 
 

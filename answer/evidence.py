@@ -7,7 +7,7 @@ put to the LLM as a yes/no question, and P(SIM) is read from the first token's l
 against the same passage, a server with a prompt cache (llama.cpp) reads the passage once.
 
 ``Gate`` turns the probabilities and the retrieval scores into a decision with thresholds fitted
-by ``aula fit-gate`` on a labelled question set (``fit``) and stored as JSON (``app/gate.json``
+by ``aula fit-gate`` on a labelled question set (``fit``) and stored as JSON (``answer/gate.json``
 ships the ones fitted on our bench's fitting half with the embedded model):
 
 - covered when the best P(SIM) reaches ``p_covered`` and the top retrieval score ``min_score``;
@@ -25,14 +25,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.answer import fold
-from app.glossary import portuguese_words
+from answer.glossary import portuguese_words
 from corpus.bm25 import stem
 from corpus.context import Passage, numbered
 from corpus.errors import InputError
 from corpus.jsonlines import read_objects
 from corpus.language import STOPWORDS, common_words, detect_language
 from corpus.rerank import ScoreReranker
+from corpus.text import fold
 from eval.claims import SYSTEM, yes_probability
 
 DEFAULT_GATE_FILE = Path(__file__).with_name("gate.json")
@@ -575,7 +575,7 @@ def read_questions(path: Path, split: str | None = None) -> list[GateQuestion]:
 
 def sample_for(q: GateQuestion, passages: Sequence[Passage], probs: Sequence[float | None],
                hits: Sequence[Any], feats: Mapping[str, float]) -> GateSample:
-    """The gate's signals for ``q`` (``feats``: ``Answerer.features`` of what was searched,
+    """The gate's signals for ``q`` (``feats``: ``Pipeline.features`` of what was searched,
     as ``/ask`` searches). Which passages overlap the gold span is known only for an
     answerable question with a gold span."""
     gold = ([q.overlaps(p.hit.lecture_id, p.start, p.end) for p in passages]

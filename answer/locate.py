@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from app.answer import fold
-from app.substance import without_boilerplate
+from answer.substance import without_boilerplate
 from corpus.context import Passage, cut
 from corpus.language import Lang
+from corpus.text import fold
 
 _MEDIA = r"(?:video|videos|aula|aulas|palestra|gravacao|lecture|lectures|clip)"
 _WHO = r"(?:ele|ela|o professor|o prof|a professora|a prof|o cara|a aula|o video)"

@@ -1,0 +1,139 @@
+"""The ``quote`` strategy's stage: the lecture's own words as the answer (``answer.quote`` holds
+its pure parts). The first ``checks`` passages (the gate's choice first), each whole or its best
+run of sentences, are read by the LLM; the one that answers best is quoted with its second and
+led by one generated sentence shown only when the quote confirms it. When none answers with P
+``min_p``: the moments and a line saying so."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from answer.citations import build_citations, video_link
+from answer.evidence import Decision, check_texts, passage_block
+from answer.outlinks import foreign_links
+from answer.question import Question
+from answer.quote import (
+    LEAD_MAX_TOKENS,
+    LEAD_STRICT_AT,
+    NOT_FOUND,
+    QUOTE_MIN_P,
+    Quote,
+    best_runs,
+    first_sentence,
+    lead_messages,
+    placed,
+    quote_answer,
+    whole_passage,
+)
+from answer.replies import Answer, Moment, Reply, SentenceCheck, failed
+from answer.substance import MIN_NEW_WORDS, new_words
+from app.llm import LLMError
+from corpus.context import EmbedFn, Passage
+from eval.claims import STRICT_USER, SUPPORT_AT, claim_messages, yes_probability
+
+log = logging.getLogger(__name__)
+
+MIN_LEAD_CHARS = 12
+"""A lead shorter than this ("Sim.") says nothing the quote does not."""
+
+
+@dataclass
+class Quoter:
+    """The quote strategy's settings and the models it reads with."""
+
+    llm: Any
+    embed: EmbedFn
+    min_p: float = QUOTE_MIN_P
+    checks: int = 1
+    span: Literal["sentences", "passage"] = "passage"
+    min_new_words: int = MIN_NEW_WORDS
+
+    def quotes(self, about: str, passages: Sequence[Passage], decision: Decision
+               ) -> list[Quote]:
+        """The quotes the LLM reads: the first ``checks`` passages, the gate's choice first."""
+        order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
+        order = order[: self.checks]
+        found = (best_runs(about, [passages[i] for i in order], self.embed)
+                 if self.span == "sentences" else
+                 [whole_passage(n, passages[i]) for n, i in enumerate(order)])
+        return [replace(q, passage=order[q.passage]) for q in found]
+
+    def _confirmed(self, said: str, question: str, quote: Quote
+                   ) -> tuple[str | None, float | None]:
+        if (len(said) < MIN_LEAD_CHARS or len(new_words(said, question)) < self.min_new_words
+                or foreign_links(said, [quote.text])):
+            return None, None
+        block = passage_block(quote.text)
+        got, probs = self.llm.first_token(claim_messages(said, block))
+        p = yes_probability(got, probs)
+        if p is None or p < SUPPORT_AT:
+            return None, p
+        got, probs = self.llm.first_token(claim_messages(said, block, STRICT_USER))
+        strict = yes_probability(got, probs)
+        return (said if strict is not None and strict >= LEAD_STRICT_AT else None), p
+
+    def events(self, question: Question, passages: Sequence[Passage], moments: list[Moment],
+               decision: Decision, timings: dict[str, float], strategy: Any = "quote"
+               ) -> Iterator[str | Reply]:
+        """The quote's reply as events (its text, then the ``Reply``)."""
+        lang, model = question.language, getattr(self.llm, "model_id", "")
+        t0 = time.perf_counter()
+        quotes = self.quotes(question.about, passages, decision)
+        try:
+            ps = check_texts(self.llm.first_token, question.about, [q.text for q in quotes])
+        except LLMError as exc:
+            timings["quote"] = time.perf_counter() - t0
+            yield failed(question.text, lang, strategy, moments, exc, timings)
+            return
+        timings["quote"] = time.perf_counter() - t0
+        quotes = [replace(q, p=p) for q, p in zip(quotes, ps, strict=True)]
+        best = max(quotes, key=lambda q: q.p or 0.0, default=None)
+        read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes)
+        if best is None or (best.p or 0.0) < self.min_p:
+            why = f"{decision.reason}; no sentence answers: P=[{read}] < {self.min_p:.2f}"
+            yield Reply(question.text, lang, strategy, moments,
+                        Answer(NOT_FOUND[lang], [], False, model, lang), False,
+                        confidence=round(1.0 - (best.p or 0.0) if best else 1.0, 4),
+                        reason=why, timings=timings)
+            return
+        yield from self._answered(question, passages[best.passage], best, moments,
+                                  f"{decision.reason}; quote P=[{read}]", timings, strategy)
+
+    def _answered(self, question: Question, passage: Passage, best: Quote,
+                  moments: list[Moment], reason: str, timings: dict[str, float],
+                  strategy: Any) -> Iterator[str | Reply]:
+        lang, model = question.language, getattr(self.llm, "model_id", "")
+        t0 = time.perf_counter()
+        lead: str | None = None
+        lead_p: float | None = None
+        try:
+            lead, lead_p = self.lead_for(question, best)
+        except LLMError as exc:  # the quote stands alone
+            log.warning("lead sentence failed: %s", exc)
+        if lead is not None:
+            best = placed(best, lead)
+        timings["generate"] = time.perf_counter() - t0
+        hit = replace(passage.as_hit(), start=best.start, end=max(best.end, best.start + 1),
+                      text=best.text, answer_start=best.start)
+        text = quote_answer(lead, best, hit.title or hit.lecture_id, lang)
+        yield text
+        url = video_link(hit.url, best.start)
+        checks = [SentenceCheck(text.split("\n\n", 1)[0], [1], None if lead_p is None
+                                else round(lead_p, 4), True, None, best.start, url)
+                  ] if lead else []
+        answer = Answer(text, build_citations([1], [hit]), True, model, lang, dict(timings), 1)
+        yield Reply(question.text, lang, strategy, moments, answer, True,
+                    confidence=round(best.p or 0.0, 4), sentences=checks,
+                    reason=f"{reason}{'' if lead else '; lead not confirmed'}",
+                    timings=timings, contexts=[best.text])
+
+    def lead_for(self, question: Question, quote: Quote) -> tuple[str | None, float | None]:
+        """``lead`` in the question's language."""
+        raw = "".join(self.llm.stream(lead_messages(question.text, quote.text,
+                                                    question.language),
+                                      temperature=0.0, max_tokens=LEAD_MAX_TOKENS))
+        return self._confirmed(first_sentence(raw), question.text, quote)
