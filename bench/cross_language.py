@@ -1,4 +1,4 @@
-"""Questions in another language than the lectures' (issue 9, item 4): searched as typed, and
+"""Questions in another language than the lectures': searched as typed, and
 translated by the embedded LLM first (``app/translate.py``, what the service does).
 
 ``bench/data/questions_cross_language.jsonl``: English questions over 3b1b-pt (15 of the
