@@ -21,9 +21,9 @@ The gates side by side, in the same run:
 - ``strict``: ``app/gate_strict.json`` (``AULA_GATE_FILE=strict``: the shipped gate's
   signals fitted on the same questions with course logistics, answering only from the P at
   which none of the fitting questions the lectures do not cover is answered, 0.6);
-- ``previous``: the gate shipped before the unit-similarity one
-  (``bench/data/gate_stop46.json``: the top window's retrieval score and the term coverage,
-  fitted on the answer bench's fitting half), the baseline;
+- ``previous``: the gate shipped before the unit-similarity one (``PREVIOUS``: the top window's
+  retrieval score and the term coverage, fitted on the answer bench's fitting half), the
+  baseline;
 - ``both_sets``: ``aula fit-gate`` on the fitting halves of both files, refitted here from the
   stored signals (``bench/data/gate_samples_both.jsonl``);
 - ``answer_bench_only``: the same procedure on the answer bench's fitting half alone: it never
