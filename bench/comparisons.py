@@ -1,13 +1,14 @@
 """Questions that compare two subjects: does the answer get to read the lecture of each?
 
-Questions: ``bench/data/comparisons.jsonl``, 20 written for stop 46 ("qual a diferença entre
+Questions: ``bench/data/comparisons.jsonl``, 20 written for it ("qual a diferença entre
 produto escalar e produto vetorial?", "derivada vs limite, qual a relação?", two in English),
 each with the lectures of 3b1b-pt that teach each side (checked by title and transcript): 17
 whose sides are taught in different lectures and 3 whose two sides one lecture teaches. Each is
 searched as ``/ask`` searches it (``services.search_query``) over the answer bench's 3b1b-pt
 index (``bench/out/index-answers``, built if missing), two ways in the same run:
 
-- ``whole``: the question searched whole (what ``/ask`` did before stop 46);
+- ``whole``: the question searched whole (what ``/ask`` did before it searched compared
+  subjects apart);
 - ``sides``: ``Services.search``, which also searches each compared subject
   (``corpus.compare``) and brings each one's best window up beside the first.
 

@@ -1,4 +1,4 @@
-"""Questions in another language than the lectures' (issue 9, item 4): searched as typed, and
+"""Questions in another language than the lectures': searched as typed, and
 translated by the embedded LLM first (``answer/translate.py``, what the service does).
 
 ``bench/data/questions_cross_language.jsonl``: English questions over 3b1b-pt (15 of the
@@ -89,9 +89,9 @@ def main() -> None:
     if not ready(CORPUS_3B1B, CORPUS_EN):
         return
     from answer.pipeline import Pipeline
-    from answer.translate import QueryTranslator
     from app.config import Settings
     from app.services import build_llm, retriever_for
+    from answer.translate import QueryTranslator
     from corpus.embed import load_embedder
     from eval.retrieval import read_gold
 

@@ -1,4 +1,4 @@
-"""``aula eval`` throughput here and on Ray with 1 and 2 workers (issue 12, item 3).
+"""``aula eval`` throughput here and on Ray with 1 and 2 workers.
 
 Against a remote endpoint the evaluation waits on the network: each question is an answer, a
 relevance judge, a coverage check and two readings per claim. The endpoint here is a fake

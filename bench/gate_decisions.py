@@ -8,7 +8,7 @@ Dijkstra, regra de Sarrus: checked with grep over the transcripts) and **course 
 that name a lecture's subject ("a aula de autovalores vai ter gravação?"). Each question is
 searched as ``/ask`` searches it (an English one is translated first).
 
-A third held-out set, ``bench/data/gate_short_3b1b.jsonl`` (stop 47, ``short_*`` figures):
+A third held-out set, ``bench/data/gate_short_3b1b.jsonl`` (``short_*`` figures):
 55 short questions as students type them ("o que é a regra de cramer?", "pq e^(i pi) = -1?")
 over 42 lectures and 19 on subjects the lectures never teach ("o que é a transformada z?",
 "como funciona o algoritmo RSA?", each checked absent with grep), never fitted on.
@@ -17,13 +17,13 @@ The gates side by side, in the same run:
 
 - ``shipped``: ``answer/gate.json`` (the best 30 s unit's E5 similarity and the term coverage,
   fitted on the fitting halves of the three sets and the retrieval bench's development
-  questions, stop 47);
-- ``strict``: ``answer/gate_strict.json`` (``AULA_GATE_FILE=strict``, stop 48: the shipped gate's
+  questions);
+- ``strict``: ``answer/gate_strict.json`` (``AULA_GATE_FILE=strict``: the shipped gate's
   signals fitted on the same questions with course logistics, answering only from the P at
   which none of the fitting questions the lectures do not cover is answered, 0.6);
-- ``previous``: the gate shipped until stop 47 (``bench/data/gate_stop46.json``: the top
-  window's retrieval score and the term coverage, fitted on the answer bench's fitting half),
-  the baseline;
+- ``previous``: the gate shipped before the unit-similarity one (``PREVIOUS``: the top window's
+  retrieval score and the term coverage, fitted on the answer bench's fitting half), the
+  baseline;
 - ``both_sets``: ``aula fit-gate`` on the fitting halves of both files, refitted here from the
   stored signals (``bench/data/gate_samples_both.jsonl``);
 - ``answer_bench_only``: the same procedure on the answer bench's fitting half alone: it never
@@ -75,7 +75,8 @@ COURSE_SET = ROOT / "bench" / "data" / "course_questions.jsonl"
 MENTIONS = ROOT / "bench" / "data" / "questions_lecture_refs.jsonl"
 SHORT_SET = ROOT / "bench" / "data" / "gate_short_3b1b.jsonl"
 PREVIOUS = ROOT / "bench" / "data" / "gate_stop46.json"
-"""The gate shipped until stop 47 (top retrieval score and term coverage): the baseline."""
+"""The gate shipped before the unit-similarity one (top retrieval score and term coverage): the
+baseline."""
 
 
 def _kind(q: Any) -> str:
@@ -132,9 +133,9 @@ def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool
     (``bench/data/gate_karpathy.jsonl``: answerable questions and ones the lectures don't cover;
     no translation: same language), from the index the retrieval bench builds; ``ask`` is the
     LLM's first-token call, used when a gate reads the evidence check."""
-    from answer.evidence import read_questions
     from answer.pipeline import Pipeline
     from app.config import Settings
+    from answer.evidence import read_questions
     from app.services import build_services
     from bench.retrieval_quality import CORPUS_EN, _index
     from corpus.embed import load_embedder

@@ -1,7 +1,6 @@
-"""Ingest throughput of the default path beside a plain LangChain pipeline and beside Ray
-(issue 12, items 1 and 3), in one run over the same BENCH_SCALE_VIDEOS (default 6) videos of
-3b1b-pt; the three single-machine paths are run BENCH_SCALE_REPEATS times (default 3),
-interleaved, and their medians compared.
+"""Ingest throughput of the default path beside a plain LangChain pipeline and beside Ray, in
+one run over the same BENCH_SCALE_VIDEOS (default 6) videos of 3b1b-pt; the three single-machine
+paths are run BENCH_SCALE_REPEATS times (default 3), interleaved, and their medians compared.
 
 - ``aula``: ``corpus.ingest.ingest`` into a fresh index folder (read, cut windows and units,
   E5 over both, FAISS, write): windows per second and texts embedded per second.

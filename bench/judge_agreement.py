@@ -1,5 +1,5 @@
 """How far the automated C/PC/I labels agree with the manual ones on answers the labelling was
-never fitted on (issue 11): the labelled set ``bench/data/judge_3b1b.jsonl`` judged by the
+never fitted on: the labelled set ``bench/data/judge_3b1b.jsonl`` judged by the
 embedded model under two conditions, then a label model fitted on the fitting part only.
 
 - ``gold``: as the set is, each answer with its question's gold lecture span and the
@@ -8,7 +8,7 @@ embedded model under two conditions, then a label model fitted on the fitting pa
   finds its evidence by searching with the answer's claims). Only the test part is judged so
   (``BENCH_JUDGE_PLAIN_FIT=1`` judges the fitting part too, and the model is fitted on both):
   the figure says how a model fitted with gold evidence holds on answers that come without.
-  Stop 16 also fitted on 27 plain answers of the fitting part with the gold ones: no better.
+  Fitting also on 27 plain answers of the fitting part beside the gold ones was tried: no better.
 
 Printed per condition on the test part (14 questions, 70 answers): accuracy and linear kappa
 with 95% bootstrap intervals for the label model, for the thresholds' rule on AR and
@@ -45,13 +45,14 @@ the gold span.
 ``test_gold_without_reference`` is the test part with its gold span and no reference answer, its
 claims read as such a run reads them: at the gold span alone (``span_claims``, kept in
 ``bench/data/span_claims_3b1b.jsonl``), where the gold condition read them beside the reference
-answer (``test_gold_without_reference_claims_read_with_it``, the figure printed until stop 55).
+answer (``test_gold_without_reference_claims_read_with_it``, the figure this bench used to print,
+kept for comparison).
 
 Beside them, how far two labellings of the set agree (``second_labelling``): the labels of
 ``judge_3b1b.jsonl`` against ``judge_3b1b_second.jsonl``, a second labelling made blind to the
-first (question, answer and the lecture's transcript at the gold span only; stop 27), and the
+first (question, answer and the lecture's transcript at the gold span only), and the
 same for the service's answers (``second_labelling_generated``: ``generated_3b1b_labelled.jsonl``
-against ``generated_3b1b_second.jsonl``, stop 50). The judge's agreement is read against that
+against ``generated_3b1b_second.jsonl``). The judge's agreement is read against that
 ceiling.
 """
 
@@ -84,7 +85,7 @@ SPAN_CLAIMS = ROOT / "bench" / "data" / "span_claims_3b1b.jsonl"
 """The claim check of the judge set's answers read at the gold span alone, keyed by id: the
 gold condition reads each answer's claims beside its reference answer, which a run without
 reference answers does not have (``span_claims``; the bench reads the test part's, the fitting
-part's are kept for docs/judges.md's stop 55 refit)."""
+part's are kept for the refit on honest readings in docs/judges.md)."""
 LOCATED_K = 10
 """The hits ``aula judge`` searches a question for (its ``-k``), of which the first is read."""
 SETS = {"gold": (SET, STORED), "plain": (SET, None), "generated": (GENERATED, STORED_GENERATED)}
@@ -379,8 +380,8 @@ def main() -> None:
             bare = held.assign(**{f: None for f in (*NO_REFERENCE_DROPS, *LOCATED_FIELDS)
                                   if f in held})
             if c == "gold" and "span_claim_p" in held:
-                # its claims as such a run reads them, at the gold span alone; before stop 55
-                # this figure read them beside the reference answer (kept for comparison).
+                # its claims as such a run reads them, at the gold span alone; this figure used to
+                # read them beside the reference answer (kept for comparison).
                 # Only the gold condition's items have them: the plain condition's rows share
                 # the column, empty
                 figures[f"test_{c}_without_reference_claims_read_with_it"] = _short(

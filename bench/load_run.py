@@ -1,6 +1,6 @@
-"""``/health`` and ``/search`` while the LLM is saturated (issue 10, item 1).
+"""``/health`` and ``/search`` while the LLM is saturated.
 
-BENCH_LOAD_ASKERS students (default 54, the issue's figure) keep asking ``/ask`` for
+BENCH_LOAD_ASKERS students (default 54, the load the target was set for) keep asking ``/ask`` for
 BENCH_LOAD_SECONDS (default 20) against a fake LLM over loopback that takes BENCH_LOAD_LLM_S
 (default 5) seconds a reply, one at a time; a turned-away student (503) asks again after
 ``Retry-After``, at most 1 s. Meanwhile one client calls ``/health`` and another ``/search``

@@ -8,7 +8,7 @@ JSON). Each index is built once with the default settings and kept under bench/o
 as Brazilian students do where the machine translation says it otherwise ("bhaskara" /
 "fórmula quadrática", "produto interno" / "produto escalar", "rank" / "classificação",
 "backprop" / "retropropagação"; ``term`` and ``transcript_term`` on each line), 6 of them
-controls; written for stop 28's measurement of a glossary of such names (not taken: docs/search.md).
+controls; written to measure a glossary of such names (not taken: docs/search.md).
 
 Printed side by side, in the same run: the first slice's hybrid (plain RRF of dense and BM25
 over the two-minute windows), each retriever alone over windows, each with its units, and the
@@ -304,8 +304,9 @@ def _likelihood_rerank(prefix: str, retriever: Any, questions: list[Any], rerank
 
 
 def _by_similarity(passages: list[Any]) -> list[Any]:
-    """The passage order the answerer used before stop 25 (the baseline): the best sentence
-    group's E5 similarity plus half the window's E5 cosine, repeats left out as shipped."""
+    """The passage order the answerer used before it kept the retriever's order (the baseline):
+    the best sentence group's E5 similarity plus half the window's E5 cosine, repeats left out as
+    shipped."""
     from corpus.context import rank_passages
 
     return rank_passages(sorted(passages, key=lambda p: -(p.similarity + 0.5 * p.hit.score)))

@@ -1,6 +1,6 @@
 """Requests to sum up a lecture: covered or declined, and which lecture is summed up.
 
-Questions: ``bench/data/summary_requests.jsonl``, 45 requests written for stop 45 in five
+Questions: ``bench/data/summary_requests.jsonl``, 45 requests written for it in five
 phrasings ("resume a aula de X", "me faz um resumo do vídeo sobre X", "quais os pontos
 principais da aula de X?", ...): 25 whose subject a lecture of 3b1b-pt teaches (with that
 lecture, or the two that teach it) and 20 whose subject no lecture teaches (checked with grep).
@@ -9,7 +9,7 @@ over the answer bench's 3b1b-pt index (``bench/out/index-answers``, built if mis
 decided two ways in the same run:
 
 - ``gate``: the shipped evidence gate on the subject read as a question (what a request met
-  before stop 45, apart from its being searched whole);
+  before requests to sum up were recognised, apart from its being searched whole);
 - ``summary``: the lecture most of the first three hits are from, covered when it says each
   word of the subject in its title or in 3 of its windows or more
   (``answer.summary.summary_decision``, what ``/ask`` now does).

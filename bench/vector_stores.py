@@ -1,4 +1,4 @@
-"""The two vector stores side by side on the Portuguese retrieval bench (issue 12, item 2).
+"""The two vector stores side by side on the Portuguese retrieval bench.
 
 The 3b1b-pt index of ``bench/retrieval_quality.py`` (built once under bench/out/) is searched
 through the index folder (FAISS + BM25 in this process) and through Milvus (milvus-lite; the

@@ -1,4 +1,4 @@
-"""A saturated LLM stalls nothing (issue 10, item 1), over real HTTP against a fake LLM that the
+"""A saturated LLM stalls nothing, over real HTTP against a fake LLM that the
 test holds: a full line answers 503 with Retry-After at once, /health and /search keep
 answering, a question past its deadline gets its moments, and a stream whose reader leaves
 stops the LLM's generation."""

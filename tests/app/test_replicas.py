@@ -1,4 +1,4 @@
-"""Two `aula serve` processes behind one proxy behave as one service (issue 12, item 4).
+"""Two `aula serve` processes behind one proxy behave as one service.
 
 Real processes on loopback, one SQLite database and one index folder, a fake LLM over HTTP.
 A student's question limit holds across both servers, and a lecture ingested while they run

@@ -1,5 +1,5 @@
-"""A question asked in another language than the lectures' is translated for search (issue 9,
-item 4): the service over real HTTP with a fake LLM that translates; the translation's real
+"""A question asked in another language than the lectures' is translated for search:
+the service over real HTTP with a fake LLM that translates; the translation's real
 effect on retrieval and on the evidence gate is measured by ``bench/cross_language.py``."""
 
 from __future__ import annotations

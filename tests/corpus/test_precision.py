@@ -1,4 +1,4 @@
-"""E5 precision (issue 12, item 1): bf16 only where the CPU computes it natively, and a bf16
+"""E5 precision: bf16 only where the CPU computes it natively, and a bf16
 embedding stays within cosine 0.999 of fp32 and ranks the same windows first."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``aula ingest --ray``: passages embedded by a pool of Ray actors (Ray started locally with 2
-workers) give the index the local path gives (issue 12, item 3)."""
+workers) give the index the local path gives."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The vector store protocol: the index folder (FAISS + BM25) and Milvus (milvus-lite, in a
 file and as the gRPC server a Milvus cluster speaks) answer the same questions with the same
 windows; the BM25 sparse vectors score as the folder's BM25; a Milvus collection follows the
-catalogue through re-ingest and removal with stable ids (issue 12, item 2)."""
+catalogue through re-ingest and removal with stable ids."""
 
 from __future__ import annotations
 

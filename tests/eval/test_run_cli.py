@@ -156,7 +156,7 @@ def test_judge_prints_items_and_agreement(tmp_path: Path, sample_index, fake) ->
 def test_the_embedded_judge_on_answers_without_a_reference_says_how_far_to_trust_its_labels(  # type: ignore[no-untyped-def]
         tmp_path: Path, sample_index, fake) -> None:
     """An answer without a reference answer is counted whether it came with nothing else or
-    with a gold span: on our bench the embedded judge labels both far worse (stop 55)."""
+    with a gold span: on our bench the embedded judge labels both far worse (docs/judges.md)."""
     from app.embedded_llm import MODEL_ID
 
     f = tmp_path / "answers.jsonl"

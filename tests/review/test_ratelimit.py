@@ -1,4 +1,4 @@
-"""Rate limits that hold and logins that cost little (issue 10, items 2 and 3), over real HTTP:
+"""Rate limits that hold and logins that cost little, over real HTTP:
 a forwarded header counts only from a configured proxy, /search is limited, a malformed body
 spends nothing, logins are throttled per address and per account, several processes share one
 limit through the database, and password hashing is bounded and affordable."""
