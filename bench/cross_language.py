@@ -89,9 +89,9 @@ def main() -> None:
     if not ready(CORPUS_3B1B, CORPUS_EN):
         return
     from answer.pipeline import Pipeline
+    from answer.translate import QueryTranslator
     from app.config import Settings
     from app.services import build_llm, retriever_for
-    from answer.translate import QueryTranslator
     from corpus.embed import load_embedder
     from eval.retrieval import read_gold
 

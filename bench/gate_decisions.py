@@ -133,9 +133,9 @@ def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool
     (``bench/data/gate_karpathy.jsonl``: answerable questions and ones the lectures don't cover;
     no translation: same language), from the index the retrieval bench builds; ``ask`` is the
     LLM's first-token call, used when a gate reads the evidence check."""
+    from answer.evidence import read_questions
     from answer.pipeline import Pipeline
     from app.config import Settings
-    from answer.evidence import read_questions
     from app.services import build_services
     from bench.retrieval_quality import CORPUS_EN, _index
     from corpus.embed import load_embedder
