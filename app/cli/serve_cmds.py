@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import typer
 from pydantic import ValidationError
@@ -54,7 +55,6 @@ def ask(
     """Answer one question and print it as a report record (Markdown, readable back by
     `aula report`'s parser), or the /ask JSON. Stores nothing unless --save."""
     import time
-    from datetime import UTC, datetime
 
     from answer.pipeline import Pipeline
     from app.schemas import AskIn, ask_out
@@ -87,16 +87,7 @@ def ask(
             timings["total"] = time.perf_counter() - t0
             out = ask_out(found, reply, timings, services.models())
         if save and (out.answer is not None):
-            from app.db import store
-            from app.db.session import open_database
-
-            db = open_database(s.database_url, timeout=s.database_timeout)
-            try:
-                with db.write() as session:
-                    saved = store.save_answer(session, out.model_dump(), datetime.now(UTC))
-            finally:
-                db.close()
-            typer.echo(f"guardada para revisão: #{saved}", err=True)
+            typer.echo(f"guardada para revisão: #{_saved(s, out.model_dump())}", err=True)
     data = out.model_dump()
     if json_out:
         print_json(data)
@@ -105,6 +96,21 @@ def ask(
     if data.get("error"):
         typer.echo(f"erro: {data['error']}", err=True)
         raise typer.Exit(1)
+
+
+def _saved(s: Any, body: dict) -> int:  # type: ignore[type-arg]
+    """Store an answer in the review queue; its id."""
+    from datetime import UTC, datetime
+
+    from app.db import store
+    from app.db.session import open_database
+
+    db = open_database(s.database_url, timeout=s.database_timeout)
+    try:
+        with db.write() as session:
+            return int(store.save_answer(session, body, datetime.now(UTC)))
+    finally:
+        db.close()
 
 
 def render_answer_markdown(body: dict, *, hide_urls: bool = False) -> str:  # type: ignore[type-arg]

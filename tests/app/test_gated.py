@@ -303,12 +303,13 @@ def test_an_answer_citing_nothing_gets_the_passages_it_came_from(service: str) -
 
 
 def test_dropping_unsupported_sentences_keeps_the_quote() -> None:
-    from answer.pipeline import SentenceCheck, _drop_unsupported
+    from answer.check import drop_unsupported
+    from answer.replies import SentenceCheck
 
     text = ("A ReLU foi inventada na lua [1]. Trecho da aula que responde: “A ReLU devolve o "
             "máximo. Ela é simples.” [1]")
     checks = [SentenceCheck("A ReLU foi inventada na lua [1].", [1], 0.1, False)]
-    assert _drop_unsupported(text, checks) == (
+    assert drop_unsupported(text, checks) == (
         "Trecho da aula que responde: “A ReLU devolve o máximo. Ela é simples.” [1]")
 
 
