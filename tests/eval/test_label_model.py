@@ -9,7 +9,8 @@ import random
 import pytest
 
 from corpus.errors import InputError
-from eval.label_model import LabelModel, fit_label_model, fit_submodel, leave_group_out
+from eval.label_fitting import fit_label_model, fit_submodel, leave_group_out
+from eval.label_model import LabelModel
 from eval.metrics import cohen_kappa
 from eval.signals import FEATURES, features, reference_words
 
