@@ -12,23 +12,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+import pandas as pd
 
 from corpus.errors import InputError
+from eval.claims import recorded_probabilities
 from eval.fitting import fit_classes
 from eval.label_model import LabelModel, Row, Submodel
-from eval.metrics import accuracy, cohen_kappa
+from eval.labels import Thresholds, fit_thresholds, loo_labels, normalise_label
+from eval.metrics import accuracy, agreement, cohen_kappa
+from eval.run import Pipeline, automated_label, load_items
 from eval.signals import (
+    AULA,
     AULA_ANSWER,
     EVIDENCE_FEATURES,
+    FEATURES,
     LIKELIHOOD_FEATURES,
     LOCATED_FEATURES,
     QUESTION_FEATURES,
     REFERENCE_FEATURES,
     WORD_FEATURES,
+)
+from eval.signals import (
+    features as item_signals,
 )
 
 C_GRID = (0.1, 0.3, 1.0, 3.0)
@@ -255,3 +265,158 @@ def loqo_predictions(model: LabelModel, rows: Sequence[Row], labels: Sequence[st
         for i, lab in zip(todo, labs, strict=True):
             predicted[i] = lab
     return predicted
+
+
+# --- fitting on judged items (``aula fit-labels``, bench/judge_agreement.py) ------------------
+
+
+def read_judged(source: Path) -> pd.DataFrame:
+    """The judged items of an ``aula eval`` folder or a judged JSONL/CSV; one error naming
+    ``source`` when it cannot be read or was not judged."""
+    if source.is_dir():
+        rows = pd.DataFrame(load_items(source))
+    else:
+        try:
+            rows = (pd.read_csv(source) if source.suffix == ".csv"
+                    else pd.read_json(source, lines=True))
+        except ValueError as exc:  # pandas' parser errors
+            raise InputError(f"{source}: cannot be read: {exc}".splitlines()[0]) from None
+    for col in ("ar_score", "correctness_score", "manual"):
+        if col not in rows:
+            raise InputError(f"{source}: no column {col!r} (judge the items first)")
+    return rows
+
+
+def judged_items(rows: Any) -> list[tuple[Any, ...]]:
+    """``(ar, correctness, manual, claim_p)`` per judged row, for fitting thresholds."""
+    return [
+        (None if pd.isna(r["ar_score"]) else int(r["ar_score"]),
+         None if pd.isna(r["correctness_score"]) else int(r["correctness_score"]),
+         r["manual"], recorded_probabilities(r) or None)
+        for r in rows.to_dict("records")
+    ]
+
+
+def cross_validated(items: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """Leave-one-out agreement: each item labelled by thresholds fitted on the others."""
+    manual, predicted = loo_labels(items)
+    return agreement(manual, predicted)
+
+
+def _labelled(rows: Any) -> list[dict[str, Any]]:
+    """The judged rows with a manual label."""
+    return [r for r in rows.to_dict("records") if normalise_label(r.get("manual"))]
+
+
+def _origins_labels_groups(recs: list[dict[str, Any]]
+                           ) -> tuple[list[bool], list[str], list[str]]:
+    """For each labelled row (``_labelled``): whether the service wrote the answer, its manual
+    label, and its question (what leave-one-question-out leaves out together)."""
+    key = "question_id" if any(r.get("question_id") for r in recs) else "question"
+    return ([r.get("origin") == AULA for r in recs],
+            [str(normalise_label(r["manual"])) for r in recs],
+            [str(r.get(key)) for r in recs])
+
+
+def fit_model(rows: Any, candidates: Sequence[str] | None = None, *,
+              support_at: float | None = None) -> LabelModel:
+    """The label model fitted on the judged ``rows`` with manual labels, with its
+    leave-one-question-out agreement in ``figures['loqo']``; ``candidates``: the signals it may
+    choose from (default: every one, ``eval.signals.FEATURES``). ``support_at``: the claim P
+    that counts as confirmed in ``claim_share``: the fitted thresholds' (the label model is read
+    at theirs, ``eval.run.labelled``; default ``Thresholds().support_at``)."""
+    recs = _labelled(rows)
+    at = Thresholds().support_at if support_at is None else support_at
+    feats = [item_signals(r, at) for r in recs]
+    _, labels, groups = _origins_labels_groups(recs)
+    models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
+    # the gains' and the token match's scale: another model's are not read by this one
+    # (eval.run.labelled)
+    model = fit_label_model(feats, labels, groups, FEATURES if candidates is None else candidates,
+                            judge_model=models[0] if models else "",
+                            likelihood_model=_one_model(recs, "likelihood_model"),
+                            match_model=_one_model(recs, "match_model"))
+    predicted = loqo_predictions(model, feats, labels, groups)
+    model.figures["loqo"] = agreement(labels, predicted)
+    return model
+
+
+def _one_model(recs: Sequence[dict[str, Any]], key: str) -> str:
+    """The model that read ``key``'s signals of every record that names one (their scale),
+    or "" when none or several did."""
+    named = {r[key] for r in recs if isinstance(r.get(key), str) and r[key]}
+    return named.pop() if len(named) == 1 else ""
+
+
+def held_out_figures(held: Any, th: Any, model: Any) -> dict[str, Any]:
+    """Agreement on items never fitted on: label model, thresholds, and AR alone."""
+    recs = held.to_dict("records")
+    manual = [r.get("manual") for r in recs]
+    out: dict[str, Any] = {}
+    if model is not None:
+        p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)
+        out["label_model"] = agreement(manual, [automated_label(r, p) for r in recs])
+    p = Pipeline(judge=lambda m: "", thresholds=th)
+    out["thresholds"] = agreement(manual, [automated_label(r, p) for r in recs])
+    out["ar_only"] = agreement(manual, [r.get("ar_only") for r in recs])
+    return out
+
+
+@dataclass
+class LabelsFit:
+    """What ``fit_labels`` fitted: the thresholds, their leave-one-out figures, the label
+    model (None without the judge's signals), what ``aula fit-labels --json`` prints
+    (``result``) and what it stores (``saved``)."""
+
+    thresholds: Thresholds
+    cross_validated: dict[str, Any]
+    model: LabelModel | None
+    result: dict[str, Any]
+    saved: dict[str, Any]
+
+
+def split_rows(rows: pd.DataFrame, split: str | None, source: Path
+               ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of ``split`` and the others (held out; none without a split)."""
+    if split is None:
+        return rows, rows.iloc[0:0]
+    if "split" not in rows:
+        raise InputError(f"{source}: --split {split} but the items have no 'split'")
+    fitted = rows[rows["split"].astype(str) == split]
+    if fitted.empty:
+        raise InputError(f"{source}: no item in split {split!r}")
+    return fitted, rows[rows["split"].astype(str) != split]
+
+
+def fit_labels(rows: pd.DataFrame, held: pd.DataFrame) -> LabelsFit:
+    """Thresholds on AR and correctness fitted to the manual labels of ``rows`` and, when the
+    items carry the judge's signals, a label model on them; figures on the ``held`` ones."""
+    items = judged_items(rows)
+    # the thresholds (and the claim level the label model reads claim_share at) are fitted
+    # on the answers written elsewhere when the service's own get submodels of their own:
+    # adding answers of one kind does not move how the other kind is labelled
+    given = rows[rows["origin"] != AULA] if "origin" in rows else rows
+    th_items = judged_items(given) if not given.empty and fits_apart(
+        *_origins_labels_groups(_labelled(rows))) else items
+    th = fit_thresholds(th_items)
+    cv = cross_validated(th_items)
+    model = fit_model(rows, support_at=th.support_at) if "coverage_p" in rows else None
+    fitted = sum(1 for it in items if it[2] is not None and not pd.isna(it[2]))
+    result: dict[str, Any] = {"thresholds": th.to_dict(), "cross_validated": cv}
+    if model is not None:
+        result["label_model"] = {"signals": [list(m.features) for m in model.models],
+                                 "leave_one_question_out": model.figures["loqo"]}
+    if not held.empty:
+        result["held_out"] = held_out_figures(held, th, model)
+        # the service's own answers and the others, apart: the figure on one kind
+        # says nothing of the other (fit_label_model fits them apart)
+        aula = held["origin"] == AULA if "origin" in held else None
+        if aula is not None and aula.any() and not aula.all():
+            result["held_out_aula"] = held_out_figures(held[aula], th, model)
+            result["held_out_given"] = held_out_figures(held[~aula], th, model)
+    saved = {**th.to_dict(), "fitted_items": fitted}
+    if model is not None:
+        saved["label_model"] = model.to_dict()
+    saved.update({k: result[k] for k in ("held_out", "held_out_aula", "held_out_given")
+                  if k in result})
+    return LabelsFit(th, cv, model, result, saved)

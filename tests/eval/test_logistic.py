@@ -59,3 +59,30 @@ def test_the_shipped_label_model_gives_the_same_p_as_before() -> None:
     raw = json.loads((ROOT / "eval" / "labels.json").read_text(encoding="utf-8"))
     model = LabelModel.from_dict(raw["label_model"])
     assert [model.probabilities(r) for r in LABEL_ROWS] == LABEL_P
+
+
+def test_a_model_round_trips_and_reads_named_features_or_a_vector() -> None:
+    named = Logistic((2.0, -1.0), 0.5, ("a", "b"), mean=(1.0, 0.0), scale=(2.0, 1.0))
+    assert Logistic.from_json(named.to_json()) == named
+    assert named.p({"a": 3.0, "b": 0.5}) == pytest.approx(1 / (1 + math.exp(-2.0)))
+    assert named.p({"a": 1.0}) == pytest.approx(1 / (1 + math.exp(-0.5)))  # b reads 0
+    vector = Logistic((1.0, 1.0), -1.0)
+    assert Logistic.from_json(vector.to_json()) == vector
+    assert vector.predict([0.5, 0.5]) and not vector.predict([0.0, 0.5])
+    with pytest.raises(ValueError, match="a vector of 3 numbers"):
+        vector.p([1.0, 2.0, 3.0])
+
+
+def test_a_bad_model_file_names_the_file_and_the_field() -> None:
+    with pytest.raises(InputError, match="m.json: missing field 'bias'"):
+        Logistic.from_json('{"weights": [1]}', "m.json")
+    with pytest.raises(InputError, match="m.json: field 'weights' must be a list of numbers"):
+        Logistic.from_json('{"weights": ["x"], "bias": 0}', "m.json")
+    with pytest.raises(InputError, match="gate.json: field 'fallback.bias' must be a number"):
+        Gate.from_json('{"weights": {"top_unit": 1}, "fallback": {"weights": {"top_unit": 1},'
+                       ' "bias": "high"}}', "gate.json")
+    with pytest.raises(InputError, match="course.json: field 'bias' must be a number"):
+        CourseCheck.from_json('{"model_id": "e5", "weights": [1], "bias": null, '
+                              '"threshold": 0.7}', "course.json")
+    with pytest.raises(InputError, match=r"labels.json: missing field 'models\[0\].classes'"):
+        LabelModel.from_dict({"models": [{"features": ["ar"]}]}, "labels.json")
