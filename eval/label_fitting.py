@@ -414,7 +414,7 @@ def fit_labels(rows: pd.DataFrame, held: pd.DataFrame) -> LabelsFit:
         if aula is not None and aula.any() and not aula.all():
             result["held_out_aula"] = held_out_figures(held[aula], th, model)
             result["held_out_given"] = held_out_figures(held[~aula], th, model)
-    saved = {**th.to_dict(), "fitted_items": fitted}
+    saved: dict[str, Any] = {**th.to_dict(), "fitted_items": fitted}
     if model is not None:
         saved["label_model"] = model.to_dict()
     saved.update({k: result[k] for k in ("held_out", "held_out_aula", "held_out_given")

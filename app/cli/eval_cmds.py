@@ -11,14 +11,8 @@ from typing import Any
 import typer
 
 from app.batch import EvalOptions, eval_pipeline, label_model_for, thresholds_for
-from app.cli.common import (
-    IndexOpt,
-    JsonOpt,
-    load_embedder,
-    one_line_errors,
-    print_json,
-    settings_for,
-)
+from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
+from app.cli.common import load_embedder as embedder_for
 from app.course import fit, read_labelled
 from app.gate_fitting import fit_gate as fit_gate_on
 from app.judging import judge_client, judge_pipeline, load_label_model, no_reference_warning
@@ -406,7 +400,7 @@ def fit_course(
     s = settings_for(None)
     with one_line_errors():
         rows = [r for path in questions for r in read_labelled(path, split)]
-        embedder = load_embedder(s)
+        embedder = embedder_for(s)
         vectors = embedder.embed([q for q, _ in rows], "query")
         check = fit(vectors, [c for _, c in rows], embedder.model_id)
         check.fitted.update({"questions_file": ", ".join(p.name for p in questions),
