@@ -26,16 +26,19 @@ still listed.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from corpus.errors import InputError
 from corpus.jsonlines import read_objects
 from corpus.text import fold
+from eval.fitting import cross_validated_p, fit_logistic
+from eval.logistic import Logistic, field_of, json_object, number
 
 DEFAULT_COURSE_FILE = Path(__file__).with_name("course.json")
 COURSE = "course logistics"
@@ -88,11 +91,10 @@ class CourseCheck:
     fitted: dict[str, Any] = field(default_factory=dict)
 
     def p(self, vector: Sequence[float]) -> float:
-        if len(vector) != len(self.weights):
-            raise ValueError(f"a vector of {len(vector)} numbers; the course check reads "
-                             f"{len(self.weights)} ({self.model_id})")
-        z = self.bias + sum(w * float(x) for w, x in zip(self.weights, vector, strict=True))
-        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+        try:
+            return Logistic(self.weights, self.bias).p(vector)
+        except ValueError as exc:
+            raise ValueError(f"{exc} ({self.model_id})") from None
 
     def is_course(self, vector: Sequence[float], question: str | None = None
                   ) -> tuple[bool, float]:
@@ -108,25 +110,15 @@ class CourseCheck:
 
     @classmethod
     def from_json(cls, text: str, source: str = "course file") -> CourseCheck:
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: not JSON (line {exc.lineno}: {exc.msg})") from None
-        if not isinstance(raw, dict):
-            raise InputError(f"{source}: expected an object with model_id, weights, bias, "
-                             "threshold")
-        for name in ("model_id", "weights", "bias", "threshold"):
-            if name not in raw:
-                raise InputError(f"{source}: missing field {name!r}")
-        try:
-            weights = tuple(float(w) for w in raw["weights"])
-            bias, threshold = float(raw["bias"]), float(raw["threshold"])
-        except (TypeError, ValueError):
-            raise InputError(f"{source}: weights, bias and threshold must be numbers") from None
-        if not weights or not 0.0 < threshold <= 1.0:
+        raw = json_object(text, source)
+        model_id = field_of(raw, "model_id", source)
+        model = Logistic.from_dict(raw, source)
+        threshold = number(raw, "threshold", source)
+        if model.features or not model.weights or not 0.0 < threshold <= 1.0:
             raise InputError(f"{source}: field 'threshold' must be in (0, 1] and 'weights' "
-                             "not empty")
-        return cls(str(raw["model_id"]), weights, bias, threshold, dict(raw.get("fitted") or {}))
+                             "a list, not empty")
+        return cls(str(model_id), model.weights, model.bias, threshold,
+                   dict(raw.get("fitted") or {}))
 
     @classmethod
     def load(cls, path: Path | str | None) -> CourseCheck | None:
@@ -166,27 +158,17 @@ def fit(vectors: Any, is_course: Sequence[bool], model_id: str, *, c: float = 10
         folds: int = 5, margin: float = MARGIN) -> CourseCheck:
     """A balanced logistic regression; the threshold is ``margin`` above the highest
     cross-validated P of a subject question (at least 0.5, at most 0.95)."""
-    import numpy as np
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
-
     x = np.asarray(vectors, dtype=np.float64)
     y = np.asarray(is_course, dtype=bool)
     if y.sum() < folds or (~y).sum() < folds:
         raise InputError(f"need at least {folds} course and {folds} subject questions to fit "
                          f"(got {int(y.sum())} and {int((~y).sum())})")
-
-    def model() -> Any:
-        return LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
-
-    cv = cross_val_predict(model(), x, y, method="predict_proba",
-                           cv=StratifiedKFold(folds, shuffle=True, random_state=0))[:, 1]
+    cv = cross_validated_p(x, y, c=c, folds=folds, max_iter=5000)
     threshold = float(min(0.95, max(0.5, cv[~y].max() + margin)))
-    lr = model().fit(x, y)
+    model = fit_logistic(x, y, c=c, max_iter=5000)
     fitted = {
         "questions": int(len(y)), "course": int(y.sum()), "subject": int((~y).sum()), "c": c,
         "cv_course_flagged": round(float((cv[y] >= threshold).mean()), 4),
         "cv_subject_flagged": round(float((cv[~y] >= threshold).mean()), 4),
     }
-    return CourseCheck(model_id, tuple(lr.coef_[0].tolist()), float(lr.intercept_[0]),
-                       round(threshold, 4), fitted)
+    return CourseCheck(model_id, model.weights, model.bias, round(threshold, 4), fitted)

@@ -34,6 +34,9 @@ from corpus.language import STOPWORDS, common_words, detect_language
 from corpus.rerank import ScoreReranker
 from corpus.text import fold
 from eval.claims import SYSTEM, yes_probability
+from eval.fitting import balanced_accuracy as _balanced
+from eval.fitting import select_logistic
+from eval.logistic import Logistic, json_object, number
 
 DEFAULT_GATE_FILE = Path(__file__).with_name("gate.json")
 STRICT_GATE_FILE = Path(__file__).with_name("gate_strict.json")
@@ -216,11 +219,6 @@ def top_unit(hits: Sequence[Any]) -> float:
     return max((float(h.score) for h in hits), default=0.0)
 
 
-def _logistic_p(weights: Mapping[str, float], bias: float, feats: Mapping[str, float]) -> float:
-    z = bias + sum(w * float(feats.get(k, 0.0)) for k, w in weights.items())
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
-
-
 @dataclass(frozen=True)
 class Decision:
     covered: bool
@@ -259,7 +257,7 @@ class Gate:
     (fitted on 3b1b-pt and karpathy-en). Empty: no fallback."""
 
     def p_covered_of(self, feats: Mapping[str, float]) -> float:
-        return _logistic_p(self.weights, self.bias, feats)
+        return _model(self.weights, self.bias).p(feats)
 
     def fallback_p(self, feats: Mapping[str, float]) -> float | None:
         """The fallback's P(covered) when it applies to ``feats``, else None."""
@@ -269,7 +267,7 @@ class Gate:
         if (float(feats["idf_cov"]) < float(fb.get("min_idf_cov", 1.0))
                 or float(feats.get("term_cov", 0.0)) < float(fb.get("min_term_cov", 1.0))):
             return None
-        return _logistic_p(fb.get("weights", {}), float(fb.get("bias", 0.0)), feats)
+        return _model(fb.get("weights", {}), float(fb.get("bias", 0.0))).p(feats)
 
     @property
     def reads_idf(self) -> bool:
@@ -329,19 +327,17 @@ class Gate:
 
     @classmethod
     def from_json(cls, text: str, source: str = "gate file") -> Gate:
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from exc
-        if not isinstance(raw, dict):
-            raise InputError(f"{source}: expected a JSON object")
-        known = {f for f in cls.__dataclass_fields__}
-        unknown = sorted(set(raw) - known)
+        raw = json_object(text, source)
+        unknown = sorted(set(raw) - set(cls.__dataclass_fields__))
         if unknown:
             raise InputError(f"{source}: unknown field {unknown[0]!r}")
-        for name in ("p_covered", "min_score", "p_pass", "bias", "min_p"):
-            if name in raw and not isinstance(raw[name], int | float):
-                raise InputError(f"{source}: field {name!r} must be a number")
+        for name in ("p_covered", "min_score", "p_pass", "min_p"):
+            if name in raw:
+                number(raw, name, source)
+        if "weights" in raw or "bias" in raw:  # the logistic model; no bias reads 0
+            Logistic.from_dict({"weights": {}, "bias": 0.0, **raw}, source)
+        if raw.get("fallback"):
+            Logistic.from_dict({"bias": 0.0, **raw["fallback"]}, source, "fallback.")
         return cls(**raw)
 
     @classmethod
@@ -382,14 +378,6 @@ def read_samples(path: Path) -> tuple[list[GateSample], str]:
     rows = [row for _, row in read_objects(path)]
     model = str(rows[0].get("model", "")) if rows else ""
     return [GateSample(**{k: v for k, v in r.items() if k != "model"}) for r in rows], model
-
-
-def _balanced(pairs: Sequence[tuple[bool, bool]]) -> float:
-    """Balanced accuracy of (truth, predicted) pairs."""
-    pos = [p for t, p in pairs if t]
-    neg = [not p for t, p in pairs if not t]
-    parts = [sum(xs) / len(xs) for xs in (pos, neg) if xs]
-    return sum(parts) / len(parts) if parts else 0.0
 
 
 def _candidates(values: Sequence[float]) -> list[float]:
@@ -436,8 +424,8 @@ def fit(samples: Sequence[GateSample], model: str = "") -> Gate:
     gate = Gate(round(p_cov, 6), round(min_score, 6), round(p_pass, 6), model=model,
                 fitted=fitted)
     if all(s.feats for s in samples) and 0 < sum(truth) < len(truth):
-        weights, bias, loo, table = _logistic(samples)
-        gate.weights, gate.bias = weights, bias
+        lr, loo, table = _logistic(samples)
+        gate.weights, gate.bias = dict(zip(lr.features, lr.weights, strict=True)), lr.bias
         fitted["selection"] = table
         # the passages that go to the generator: those whose P separates gold-span passages
         # from the rest (the best one always goes)
@@ -467,57 +455,20 @@ def make_strict(gate: Gate, samples: Sequence[GateSample]) -> None:
     gate.fitted["strict_answerable_answered"] = sum(p for t, p in pairs if t)
 
 
-def _logistic(samples: Sequence[GateSample]
-              ) -> tuple[dict[str, float], float, float, list[dict[str, Any]]]:
-    """Balanced logistic regression on standardised features, the feature subset and
-    regularisation chosen by leave-one-out balanced accuracy (ties: fewer features, then
-    stronger regularisation) among the subsets that mix a ``LEXICAL`` signal with another one
-    (when the samples have both kinds); weights returned in raw units, with the LOO table."""
-    import itertools
-
-    import numpy as np
-    from sklearn.linear_model import LogisticRegression
-
-    # older sample files lack the newer signals; a signal that never varies (best_p when the
-    # samples were measured without the LLM check) cannot separate anything
+def _logistic(samples: Sequence[GateSample]) -> tuple[Logistic, float, list[dict[str, Any]]]:
+    """``eval.fitting.select_logistic`` over the signals every sample has and that vary (older
+    sample files lack the newer signals; best_p never varies when measured without the LLM
+    check), among the subsets that mix a ``LEXICAL`` signal with another one (when the samples
+    have both kinds)."""
     names = [k for k in FEATURES if all(k in s.feats for s in samples)
              and len({s.feats[k] for s in samples}) > 1]
-    x_all = np.array([[s.feats[k] for k in names] for s in samples], dtype=float)
-    y = np.array([s.answerable for s in samples])
-
-    def model(rows: np.ndarray, labels: np.ndarray, c: float
-              ) -> tuple[LogisticRegression, np.ndarray, np.ndarray]:
-        mu, sd = rows.mean(axis=0), rows.std(axis=0)
-        sd[sd == 0] = 1.0
-        m = LogisticRegression(C=c, class_weight="balanced").fit((rows - mu) / sd, labels)
-        return m, mu, sd
-
     mixed = any(k in LEXICAL for k in names) and any(k not in LEXICAL for k in names)
-    table: list[dict[str, Any]] = []
-    for n in range(1, len(names) + 1):
-        for cols in itertools.combinations(range(len(names)), n):
-            kinds = {names[j] in LEXICAL for j in cols}
-            if mixed and kinds != {True, False}:
-                continue
-            for c in (0.3, 1.0, 3.0):
-                x = x_all[:, cols]
-                hits = []
-                for i in range(len(samples)):
-                    keep = np.arange(len(samples)) != i
-                    if len(set(y[keep])) < 2:
-                        continue
-                    m, mu, sd = model(x[keep], y[keep], c)
-                    hits.append((bool(y[i]), bool(m.predict(((x[i] - mu) / sd)[None])[0])))
-                table.append({"features": [names[j] for j in cols], "C": c,
-                              "loo": round(_balanced(hits), 4)})
-    best = max(table, key=lambda r: (r["loo"], -len(r["features"]), -r["C"]))
-    cols = tuple(names.index(f) for f in best["features"])
-    m, mu, sd = model(x_all[:, cols], y, best["C"])
-    coef = m.coef_[0] / sd
-    bias = float(m.intercept_[0] - (m.coef_[0] * mu / sd).sum())
-    top = sorted(table, key=lambda r: -r["loo"])[:8]
-    return ({best["features"][j]: round(float(coef[j]), 6) for j in range(len(cols))},
-            round(bias, 6), float(best["loo"]), top)
+    return select_logistic([s.feats for s in samples], [s.answerable for s in samples], names,
+                           lambda cols: not mixed or {c in LEXICAL for c in cols} == {True, False})
+
+
+def _model(weights: Mapping[str, float], bias: float) -> Logistic:
+    return Logistic(tuple(weights.values()), bias, tuple(weights))
 
 
 # --- the labelled question set (bench/data/answers_3b1b.jsonl) ------------------------------

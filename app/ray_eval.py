@@ -1,8 +1,8 @@
-"""``aula eval --ray``: questions spread over Ray workers (issue 12, item 3).
+"""``aula eval --ray``: questions spread over Ray workers.
 
 Each worker is a Ray actor that builds, once, what ``aula eval`` builds on one machine: the
 index and retriever, the answerer and the judges against the configured endpoints
-(``app.cli.eval_cmds.eval_pipeline``). The driver hands out the questions not yet in the item
+(``app.batch.eval_pipeline``). The driver hands out the questions not yet in the item
 log, one at a time to whichever worker is free, and appends each item as it comes back, so a
 killed run resumes as a local one does. Point the workers at an OpenAI-compatible endpoint
 (``AULA_LLM_BASE_URL``, ``AULA_JUDGE_BASE_URL``): with the embedded default, every worker
@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 
+from app.batch import eval_pipeline
+from app.services import build_services
 from corpus.ray_embed import start_ray
 
 
@@ -23,9 +25,6 @@ class _EvalWorker:
         import os
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from app.cli.eval_cmds import eval_pipeline
-        from app.services import build_services
-
         self.services = build_services(settings)
         self.pipeline = eval_pipeline(settings, self.services, options)
 

@@ -29,7 +29,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import pandas as pd
 
-    from app.cli.eval_cmds import EvalOptions, eval_pipeline
+    from app.batch import EvalOptions, eval_pipeline
     from app.config import Settings
     from app.ray_eval import RayEvaluator
     from app.services import build_services

@@ -321,9 +321,9 @@ def _short(fig: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     import pandas as pd
 
-    from app.cli.eval_cmds import fit_model, held_out_figures
     from bench.answer_quality import _index
     from corpus.embed import load_embedder
+    from eval.label_fitting import fit_model, held_out_figures
     from eval.report import by_confidence, by_kind
     from eval.signals import FEATURES, LIKELIHOOD_FEATURES
 

@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from answer.course import fit, read_labelled
+from app.batch import EvalOptions, eval_pipeline, label_model_for, thresholds_for
 from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
-from app.config import Settings
+from app.cli.common import load_embedder as embedder_for
+from app.gate_fitting import fit_gate as fit_gate_on
+from app.judging import judge_client, judge_pipeline, load_label_model, no_reference_warning
+from app.ray_eval import RayEvaluator
+from app.services import build_retriever, build_services, search_services
 from corpus.errors import InputError
+from corpus.fusion import FIRST_SLICE, INDEX_FILE
+from corpus.index import IndexStore
+from eval.label_fitting import fit_labels as fit_labels_on
+from eval.label_fitting import read_judged, split_rows
+from eval.metrics import agreement
+from eval.questions import load_questions, resolve_gold_lectures
+from eval.report import KIND_COLUMN, by_confidence, by_kind, trust_lines
+from eval.retrieval import fit_fusion as fit_on
+from eval.retrieval import known_lectures, read_gold, run
+from eval.run import evaluate_item, load_items, relabel, run_batch, write_reports
 
 ThresholdsOpt = typer.Option(
     None, "--thresholds", help="JSON file of label thresholds (from `aula fit-labels`)."
@@ -28,49 +43,6 @@ def register(cli: typer.Typer) -> None:
     cli.command("fit-gate")(fit_gate)
     cli.command("fit-fusion")(fit_fusion)
     cli.command("fit-course")(fit_course)
-
-
-def _thresholds(path: Path | None, s: Settings | None = None):  # type: ignore[no-untyped-def]
-    """``--thresholds FILE`` when given, else ``AULA_LABEL_THRESHOLDS``, else the defaults;
-    a file fitted on few items is said on stderr."""
-    from app.judging import load_thresholds, thresholds_warning
-
-    path = path or (s.label_thresholds if s is not None else None)
-    th = load_thresholds(path)
-    warning = thresholds_warning(path)
-    if warning:
-        typer.echo(f"aviso: {warning}", err=True)
-    return th
-
-
-def _label_model(path: Path | None, s: Settings):  # type: ignore[no-untyped-def]
-    """The label model in ``--thresholds FILE``, else as the settings say (``app.judging``)."""
-    from app.judging import load_label_model
-
-    return load_label_model(path or s.label_thresholds)
-
-
-class EvalAnswer:
-    """A reply of ``answer.pipeline`` as the eval pipeline reads it: text, citations, the
-    passages the generator read, and the error when no answer could be written."""
-
-    def __init__(self, reply: Any) -> None:
-        self.text = reply.text
-        self.citations = reply.answer.citations if reply.answer is not None else []
-        self.contexts = reply.contexts
-        self.error = reply.error
-
-
-def ragas_scorer(s: Settings, answer_llm: Any, embedder: Any) -> Any:
-    """ragas' ``score`` on the judge's endpoint (else the answerer's) with our E5 model."""
-    from eval.ragas_metrics import RagasScorer
-
-    if s.judge_base_url:
-        base_url, api_key, model = s.judge_base_url, s.judge_api_key, s.judge_model or "default"
-    else:
-        base_url, api_key, model = answer_llm.base_url, s.llm_api_key, answer_llm.model_id
-    return RagasScorer(base_url=base_url, api_key=api_key, model=model, embedder=embedder,
-                       timeout=s.llm_timeout, retries=s.llm_retries).score
 
 
 def eval_cmd(
@@ -95,19 +67,12 @@ def eval_cmd(
 ) -> None:
     """Run a question set through retrieval, answer and judges; write the reports to --out.
     Killed runs resume: finished items are kept in OUT/items.jsonl."""
-    from app.services import build_services
-    from corpus.index import IndexStore
-    from eval.questions import load_questions
-    from eval.run import run_batch, write_reports
-
     s = settings_for(index)
     options = EvalOptions(samples=samples, thresholds=thresholds, k=k,
                           correctness=not no_correctness, ragas=ragas)
     with one_line_errors():
         qs = _known_gold_lectures(load_questions(questions), IndexStore(s.index_dir).lectures())
         if ray:
-            from app.ray_eval import RayEvaluator
-
             with RayEvaluator(s, options, address=ray, workers=ray_workers) as workers:
                 items = run_batch(qs, None, out, progress=not json_out,
                                   evaluate_all=workers.evaluate_all)
@@ -126,8 +91,6 @@ def _known_gold_lectures(qs: Any, lectures: dict[str, dict[str, str]]) -> Any:
     index's ids (``lectures``: ``eval.questions.resolve_gold_lectures``); a row whose gold
     lecture the index does not hold is said on stderr, since it is judged without its gold
     span."""
-    from eval.questions import resolve_gold_lectures
-
     qs, problems = resolve_gold_lectures(qs, lectures)
     _warn_unknown_lectures(problems, "rows")
     return qs
@@ -149,41 +112,10 @@ def _warn_unknown_lectures(problems: list[str], what: str, tail: str = "") -> No
 def _warn_no_reference(rows: list[dict[str, Any]], items: list[dict[str, Any]]) -> None:
     """Say on stderr when the embedded judge labelled given answers without a reference answer
     (``app.judging.no_reference_warning``)."""
-    from app.judging import no_reference_warning
-
     model = next((it["judge_model"] for it in items if it.get("judge_model")), None)
     warning = no_reference_warning(rows, model)
     if warning:
         typer.echo(f"aviso: {warning}", err=True)
-
-
-@dataclass(frozen=True)
-class EvalOptions:
-    """``aula eval``'s judging options, as Ray workers receive them."""
-
-    samples: int = 1
-    thresholds: Path | None = None
-    k: int = 10
-    correctness: bool = True
-    ragas: bool = False
-
-
-def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:
-    """The pipeline ``aula eval`` runs each question through: the configured retriever and
-    answerer, then the judges (here, or in a Ray worker)."""
-    from app.judging import judge_client, judge_pipeline
-
-    return judge_pipeline(
-        s, judge_client(s, services.llm), samples=o.samples,
-        thresholds=_thresholds(o.thresholds, s), label_model=_label_model(o.thresholds, s),
-        search=services.hits, search_in=services.hits,
-        span_text=services.retriever.span_text,
-        matcher=services.embedder,
-        answer=lambda q, hits: EvalAnswer(services.pipeline.run(
-            services.asked(q), hits)),
-        k=o.k, correctness=o.correctness,
-        ragas=ragas_scorer(s, services.llm, services.embedder) if o.ragas else None,
-    )
 
 
 def report(
@@ -195,15 +127,12 @@ def report(
     json_out: bool = JsonOpt,
 ) -> None:
     """Rewrite the reports of an evaluation folder from its stored items."""
-    from app.judging import load_label_model
-    from eval.run import load_items, relabel, write_reports
-
     with one_line_errors():
         items = load_items(out)
         if not items:
             raise InputError(f"{out}: no evaluated items (run `aula eval` first)")
         if thresholds is not None:
-            items = relabel(items, _thresholds(thresholds), load_label_model(thresholds))
+            items = relabel(items, thresholds_for(thresholds), load_label_model(thresholds))
         summary = write_reports(items, out, hide_urls=hide_urls)
     _print_summary(summary, out, json_out)
 
@@ -222,8 +151,6 @@ def _echo_agreement(n: Any, auto: dict[str, Any], ar_only: dict[str, Any],
                     by_confidence: Any, by_kind: Any) -> None:
     """The automated labels' agreement with the instructor's (with its intervals where
     measured) beside AR's alone, then how far to trust them (``eval.report.trust_lines``)."""
-    from eval.report import trust_lines
-
     typer.echo(
         f"n={n}  anotação automatizada: acurácia {_f(auto.get('accuracy'))}"
         f"{_ci(auto.get('accuracy_ci'))}, kappa linear {_f(auto.get('kappa_linear'))}"
@@ -264,12 +191,6 @@ def judge(
 ) -> None:
     """Judge given answers: per-item AR, correctness and automated label, plus agreement
     with the labels where the file has them."""
-    from app.judging import judge_client, judge_pipeline
-    from eval.metrics import agreement
-    from eval.questions import load_questions
-    from eval.report import KIND_COLUMN, by_confidence, by_kind
-    from eval.run import evaluate_item
-
     s = settings_for(index)
     with one_line_errors(), ExitStack() as stack:
         qs = load_questions(file)
@@ -278,8 +199,6 @@ def judge(
         client = judge_client(s, stack=stack)
         search = span_text = matcher = None
         if "contexts" not in qs or qs["contexts"].isna().any():
-            from app.services import search_services
-
             # searched as `aula eval` and the service search (rewritten, and translated by
             # the judge's LLM when in another language than the lectures)
             services = search_services(s, client)
@@ -288,25 +207,27 @@ def judge(
             matcher = services.embedder
             qs = _known_gold_lectures(qs, services.retriever.data.lecture_meta())
         pipeline = judge_pipeline(s, client, samples=samples,
-                                  thresholds=_thresholds(thresholds, s), search=search, k=k,
-                                  label_model=_label_model(thresholds, s),
+                                  thresholds=thresholds_for(thresholds, s), search=search, k=k,
+                                  label_model=label_model_for(thresholds, s),
                                   span_text=span_text, search_in=search,
                                   matcher=matcher)
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(max(1, concurrency)) as pool:
             items = list(pool.map(lambda r: evaluate_item(r, pipeline),
                                   qs.to_dict("records")))
     _warn_no_reference(qs.to_dict("records"), items)
+    _print_judged(items, json_out)
+
+
+def _print_judged(items: list[dict[str, Any]], json_out: bool) -> None:
+    """``aula judge``'s items and their agreement with the manual labels."""
     manual = [it.get("manual") for it in items]
+    automated = [it.get("automated") for it in items]
     summary: dict[str, Any] = {
-        **agreement(manual, [it.get("automated") for it in items]),
+        **agreement(manual, automated),
         "ar_only": agreement(manual, [it.get("ar_only") for it in items]),
-        "by_confidence": by_confidence([it.get("id") for it in items], manual,
-                                       [it.get("automated") for it in items],
+        "by_confidence": by_confidence([it.get("id") for it in items], manual, automated,
                                        [it.get("automated_confidence") for it in items]),
-        "by_kind": by_kind([it.get(KIND_COLUMN) for it in items], manual,
-                           [it.get("automated") for it in items]),
+        "by_kind": by_kind([it.get(KIND_COLUMN) for it in items], manual, automated),
     }
     shown = [
         {k: v for k, v in it.items() if k not in ("segments", "citations")} for it in items
@@ -323,27 +244,11 @@ def judge(
                     summary["by_kind"])
 
 
-def judged_items(rows: Any) -> list[tuple[Any, ...]]:
-    """``(ar, correctness, manual, claim_p)`` per judged row, for fitting thresholds."""
-    import pandas as pd
-
-    from eval.claims import recorded_probabilities
-
-    return [
-        (None if pd.isna(r["ar_score"]) else int(r["ar_score"]),
-         None if pd.isna(r["correctness_score"]) else int(r["correctness_score"]),
-         r["manual"], recorded_probabilities(r) or None)
-        for r in rows.to_dict("records")
-    ]
-
-
-def cross_validated(items: list[tuple[Any, ...]]) -> dict[str, Any]:
-    """Leave-one-out agreement: each item labelled by thresholds fitted on the others."""
-    from eval.labels import loo_labels
-    from eval.metrics import agreement
-
-    manual, predicted = loo_labels(items)
-    return agreement(manual, predicted)
+def _write(out: Path, text: str) -> None:
+    """``text`` into ``out`` whole or not at all (through a temporary file beside it)."""
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
 
 
 def fit_labels(
@@ -357,69 +262,14 @@ def fit_labels(
     """Fit the C/PC/I labelling to the manual labels: thresholds on AR and correctness and,
     when the items carry the judge's signals, a label model on them (leave-one-question-out
     figures on the fitted items, plain agreement on held-out ones)."""
-    import pandas as pd
-
-    from eval.label_model import fits_apart
-    from eval.labels import fit_thresholds
-    from eval.run import load_items
-    from eval.signals import AULA
-
     with one_line_errors():
-        if source.is_dir():
-            rows = pd.DataFrame(load_items(source))
-        else:
-            try:
-                rows = (pd.read_csv(source) if source.suffix == ".csv"
-                        else pd.read_json(source, lines=True))
-            except ValueError as exc:  # pandas' parser errors
-                raise InputError(f"{source}: cannot be read: {exc}".splitlines()[0]) from None
-        for col in ("ar_score", "correctness_score", "manual"):
-            if col not in rows:
-                raise InputError(f"{source}: no column {col!r} (judge the items first)")
-        held = rows.iloc[0:0]
-        if split is not None:
-            if "split" not in rows:
-                raise InputError(f"{source}: --split {split} but the items have no 'split'")
-            held = rows[rows["split"].astype(str) != split]
-            rows = rows[rows["split"].astype(str) == split]
-            if rows.empty:
-                raise InputError(f"{source}: no item in split {split!r}")
-        items = judged_items(rows)
-        # the thresholds (and the claim level the label model reads claim_share at) are fitted
-        # on the answers written elsewhere when the service's own get submodels of their own:
-        # adding answers of one kind does not move how the other kind is labelled
-        given = rows[rows["origin"] != AULA] if "origin" in rows else rows
-        th_items = judged_items(given) if not given.empty and fits_apart(
-            *_origins_labels_groups(_labelled(rows))) else items
-        th = fit_thresholds(th_items)
-        cv = cross_validated(th_items)
-        model = fit_model(rows, support_at=th.support_at) if "coverage_p" in rows else None
-        fitted = sum(1 for it in items if it[2] is not None and not pd.isna(it[2]))
-        result: dict[str, Any] = {"thresholds": th.to_dict(), "cross_validated": cv}
-        if model is not None:
-            result["label_model"] = {"signals": [list(m.features) for m in model.models],
-                                     "leave_one_question_out": model.figures["loqo"]}
-        if not held.empty:
-            result["held_out"] = held_out_figures(held, th, model)
-            # the service's own answers and the others, apart: the figure on one kind
-            # says nothing of the other (eval.label_model fits them apart)
-            aula = held["origin"] == AULA if "origin" in held else None
-            if aula is not None and aula.any() and not aula.all():
-                result["held_out_aula"] = held_out_figures(held[aula], th, model)
-                result["held_out_given"] = held_out_figures(held[~aula], th, model)
-        saved = {**th.to_dict(), "fitted_items": fitted}
-        if model is not None:
-            saved["label_model"] = model.to_dict()
-        for key in ("held_out", "held_out_aula", "held_out_given"):
-            if key in result:
-                saved[key] = result[key]
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps(saved, ensure_ascii=False) + "\n")
-        tmp.replace(out)
+        fitted = fit_labels_on(*split_rows(read_judged(source), split, source))
+        _write(out, json.dumps(fitted.saved, ensure_ascii=False) + "\n")
     if json_out:
-        print_json(result)
+        print_json(fitted.result)
         return
-    typer.echo(f"limiares gravados em {out}: {th.to_json()}")
+    cv, model = fitted.cross_validated, fitted.model
+    typer.echo(f"limiares gravados em {out}: {fitted.thresholds.to_json()}")
     typer.echo(
         f"validação cruzada (deixa um de fora, n={cv['n']}): acurácia "
         f"{_f(cv['accuracy'])}, kappa {_f(cv['kappa'])}, kappa linear "
@@ -432,82 +282,10 @@ def fit_labels(
                    f"{_f(loqo['accuracy'])}, kappa linear {_f(loqo['kappa_linear'])}")
     for part, what in (("held_out", ""), ("held_out_aula", ", respostas do Aula"),
                        ("held_out_given", ", respostas dadas")):
-        for name, fig in (result.get(part) or {}).items():
+        for name, fig in (fitted.result.get(part) or {}).items():
             if isinstance(fig, dict):
                 typer.echo(f"separados ({name}{what}), n={fig['n']}: acurácia "
                            f"{_f(fig['accuracy'])}, kappa linear {_f(fig['kappa_linear'])}")
-
-
-def _labelled(rows: Any) -> list[dict[str, Any]]:
-    """The judged rows with a manual label."""
-    from eval.labels import normalise_label
-
-    return [r for r in rows.to_dict("records") if normalise_label(r.get("manual"))]
-
-
-def _origins_labels_groups(recs: list[dict[str, Any]]
-                           ) -> tuple[list[bool], list[str], list[str]]:
-    """For each labelled row (``_labelled``): whether the service wrote the answer, its manual
-    label, and its question (what leave-one-question-out leaves out together)."""
-    from eval.labels import normalise_label
-    from eval.signals import AULA
-
-    key = "question_id" if any(r.get("question_id") for r in recs) else "question"
-    return ([r.get("origin") == AULA for r in recs],
-            [str(normalise_label(r["manual"])) for r in recs],
-            [str(r.get(key)) for r in recs])
-
-
-def fit_model(rows: Any, candidates: Sequence[str] | None = None, *,
-              support_at: float | None = None) -> Any:
-    """The label model fitted on the judged ``rows`` with manual labels, with its
-    leave-one-question-out agreement in ``figures['loqo']``; ``candidates``: the signals it may
-    choose from (default: every one, ``eval.signals.FEATURES``). ``support_at``: the claim P
-    that counts as confirmed in ``claim_share``: the fitted thresholds' (the label model is read
-    at theirs, ``eval.run.labelled``; default ``Thresholds().support_at``)."""
-    from eval.label_model import fit_label_model, loqo_predictions
-    from eval.labels import Thresholds
-    from eval.metrics import agreement
-    from eval.signals import FEATURES, features
-
-    recs = _labelled(rows)
-    at = Thresholds().support_at if support_at is None else support_at
-    feats = [features(r, at) for r in recs]
-    _, labels, groups = _origins_labels_groups(recs)
-    models = [str(r.get("judge_model")) for r in recs if r.get("judge_model")]
-    # the gains' and the token match's scale: another model's are not read by this one
-    # (eval.run.labelled)
-    model = fit_label_model(feats, labels, groups, FEATURES if candidates is None else candidates,
-                            judge_model=models[0] if models else "",
-                            likelihood_model=_one_model(recs, "likelihood_model"),
-                            match_model=_one_model(recs, "match_model"))
-    predicted = loqo_predictions(model, feats, labels, groups)
-    model.figures["loqo"] = agreement(labels, predicted)
-    return model
-
-
-def _one_model(recs: Sequence[dict[str, Any]], key: str) -> str:
-    """The model that read ``key``'s signals of every record that names one (their scale),
-    or "" when none or several did."""
-    named = {r[key] for r in recs if isinstance(r.get(key), str) and r[key]}
-    return named.pop() if len(named) == 1 else ""
-
-
-def held_out_figures(held: Any, th: Any, model: Any) -> dict[str, Any]:
-    """Agreement on items never fitted on: label model, thresholds, and AR alone."""
-    from eval.metrics import agreement
-    from eval.run import Pipeline, automated_label
-
-    recs = held.to_dict("records")
-    manual = [r.get("manual") for r in recs]
-    out: dict[str, Any] = {}
-    if model is not None:
-        p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)
-        out["label_model"] = agreement(manual, [automated_label(r, p) for r in recs])
-    p = Pipeline(judge=lambda m: "", thresholds=th)
-    out["thresholds"] = agreement(manual, [automated_label(r, p) for r in recs])
-    out["ar_only"] = agreement(manual, [r.get("ar_only") for r in recs])
-    return out
 
 
 def fit_gate(
@@ -542,88 +320,25 @@ def fit_gate(
 ) -> None:
     """Fit the evidence gate (answer or say "not covered") on a labelled question set and
     store it; point AULA_GATE_FILE at the file to use it (answer/gate.json ships the default)."""
-    from dataclasses import asdict, replace
-
-    from tqdm import tqdm
-
-    from answer.evidence import (
-        FEATURES,
-        Gate,
-        fit,
-        make_strict,
-        read_questions,
-        read_samples,
-        sample_for,
-    )
-    from app.services import build_services
-
     s = settings_for(index)
     with one_line_errors():
-        if strict and fallback is not None:
-            raise InputError("--strict with --fallback: a strict gate has no fallback")
-        qs = [q for path in questions for q in read_questions(path, split)
-              if q.kind not in without_kind]
-        if not qs:
-            raise InputError(f"{', '.join(map(str, questions))}: no question in split {split!r}")
-        if samples_file is not None and samples_file.exists():
-            samples, model = read_samples(samples_file)
-        else:
-            services = build_services(s)
-            with services.stack:
-                answerer = services.pipeline
-                samples = []
-                for q in tqdm(qs, desc="evidência", unit="pergunta", disable=json_out):
-                    found = services.retrieve(services.understand(q.question), k)  # as /ask
-                    hits = found.read
-                    passages, probs, feats = answerer.gate_signals(
-                        found.query, hits, services.llm.first_token if llm_check else None,
-                        every_signal=True)
-                    samples.append(sample_for(q, passages, probs, hits, feats))
-                model = str(services.llm.model_id)
-            if samples_file is not None:
-                samples_file.write_text("".join(
-                    json.dumps({**asdict(x), "model": model}) + "\n" for x in samples))
-        if features:
-            wanted = [f.strip() for f in features.split(",") if f.strip()]
-            unknown = [f for f in wanted if f not in FEATURES]
-            if unknown:
-                raise InputError(f"--features: unknown signal {unknown[0]!r} "
-                                 f"(known: {', '.join(FEATURES)})")
-            missing = [f for f in wanted if not all(f in x.feats for x in samples)]
-            if missing:
-                raise InputError(f"--features: {missing[0]!r} was not measured in every sample")
-            samples = [replace(x, feats={f: x.feats[f] for f in wanted}) for x in samples]
-        gate = fit(samples, model=model)
-        if strict:
-            if not gate.weights:
-                raise InputError("--strict: the fit holds no logistic model to be strict with")
-            make_strict(gate, samples)
-        if fallback is not None:
-            other = Gate.load(fallback)
-            if not other.weights:
-                raise InputError(f"--fallback {fallback}: holds no fitted model")
-            gate.fallback = {"weights": other.weights, "bias": other.bias,
-                             "min_idf_cov": 0.99, "min_term_cov": 1.0, "from": fallback.name}
-        gate.fitted.update({"features_allowed": features or "all",
-                            "questions_file": ", ".join(p.name for p in questions),
-                            "split": split, "without_kind": without_kind,
-                            "llm_check": any(p is not None for x in samples for p in x.probs),
-                            "candidates": s.gate_candidates, "passage_chars": s.passage_chars})
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(gate.to_json(), encoding="utf-8")
-        tmp.replace(out)
+        gate, samples = fit_gate_on(
+            s, questions, split=split, without_kind=without_kind, llm_check=llm_check,
+            features=features, fallback=fallback, strict=strict, k=k, samples_file=samples_file,
+            progress=not json_out)
+        _write(out, gate.to_json())
     if json_out:
         print_json(json.loads(gate.to_json()))
-    else:
-        rule = (("logistic " + ", ".join(f"{k} {w:+.2f}" for k, w in gate.weights.items())
-                 + f", bias {gate.bias:+.2f}, answered from P={gate.min_p:.2f}")
-                if gate.weights else
-                f"covered from P={gate.p_covered:.3f} (score ≥ {gate.min_score:.3f})")
-        loo = gate.fitted.get("leave_one_out_balanced_accuracy")
-        typer.echo(f"gate written to {out}: {rule}; passages from P={gate.p_pass:.3f}; "
-                   f"balanced accuracy on {len(samples)} questions "
-                   f"{gate.fitted['balanced_accuracy']:.3f}"
-                   + (f" (leave-one-out {loo:.3f})" if loo is not None else ""))
+        return
+    rule = (("logistic " + ", ".join(f"{k} {w:+.2f}" for k, w in gate.weights.items())
+             + f", bias {gate.bias:+.2f}, answered from P={gate.min_p:.2f}")
+            if gate.weights else
+            f"covered from P={gate.p_covered:.3f} (score ≥ {gate.min_score:.3f})")
+    loo = gate.fitted.get("leave_one_out_balanced_accuracy")
+    typer.echo(f"gate written to {out}: {rule}; passages from P={gate.p_pass:.3f}; "
+               f"balanced accuracy on {len(samples)} questions "
+               f"{gate.fitted['balanced_accuracy']:.3f}"
+               + (f" (leave-one-out {loo:.3f})" if loo is not None else ""))
 
 
 def fit_fusion(
@@ -639,11 +354,6 @@ def fit_fusion(
 ) -> None:
     """Fit the retrieval fusion weights (dense / BM25, windows / units) on questions with gold
     spans over this index, and store them beside the index."""
-    from app.services import build_retriever
-    from corpus.fusion import FIRST_SLICE, INDEX_FILE
-    from eval.retrieval import fit_fusion as fit_on
-    from eval.retrieval import known_lectures, read_gold, run
-
     s = settings_for(index)
     with one_line_errors():
         qs = [q for path in questions for q in read_gold(path, split=split)]
@@ -687,20 +397,15 @@ def fit_course(
     """Fit the course-question check (exams, grades, deadlines, materials: declined before
     the evidence gate) on labelled questions and store it; point AULA_COURSE_FILE at the file
     to use it (answer/course.json ships the default)."""
-    from answer.course import fit, read_labelled
-    from app.cli.common import load_embedder
-
     s = settings_for(None)
     with one_line_errors():
         rows = [r for path in questions for r in read_labelled(path, split)]
-        embedder = load_embedder(s)
+        embedder = embedder_for(s)
         vectors = embedder.embed([q for q, _ in rows], "query")
         check = fit(vectors, [c for _, c in rows], embedder.model_id)
         check.fitted.update({"questions_file": ", ".join(p.name for p in questions),
                              "split": split})
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(check.to_json(), encoding="utf-8")
-        tmp.replace(out)
+        _write(out, check.to_json())
     if json_out:
         print_json({"out": str(out), "threshold": check.threshold, **check.fitted})
         return

@@ -9,7 +9,8 @@ import random
 import pytest
 
 from corpus.errors import InputError
-from eval.label_model import LabelModel, fit_label_model, fit_submodel, leave_group_out
+from eval.label_fitting import fit_label_model, fit_submodel, leave_group_out
+from eval.label_model import LabelModel
 from eval.metrics import cohen_kappa
 from eval.signals import FEATURES, features, reference_words
 
@@ -251,7 +252,7 @@ def test_the_model_reads_the_claim_share_at_the_level_it_was_fitted_at() -> None
     # the batch and the service read the model's claim share at that level: the fit must too.
     import pandas as pd
 
-    from app.cli.eval_cmds import fit_model
+    from eval.label_fitting import fit_model
     from eval.labels import Thresholds
     from eval.run import Pipeline, automated_label
 
