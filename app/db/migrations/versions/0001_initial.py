@@ -23,6 +23,15 @@ def _ts(name: str, nullable: bool = False) -> sa.Column:  # type: ignore[type-ar
 
 
 def upgrade() -> None:
+    _create_users()
+    _create_sessions()
+    _create_api_tokens()
+    _create_answers()
+    _create_annotation_history()
+
+
+def _create_users() -> None:
+    """Accounts: name, role and password hash."""
     op.create_table(
         "users",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -31,6 +40,10 @@ def upgrade() -> None:
         sa.Column("password_hash", sa.String(255), nullable=False),
         _ts("created_at"),
     )
+
+
+def _create_sessions() -> None:
+    """Browser sessions, with their CSRF token and expiry."""
     op.create_table(
         "sessions",
         sa.Column("token_hash", sa.String(64), primary_key=True),
@@ -42,6 +55,10 @@ def upgrade() -> None:
     )
     op.create_index("ix_sessions_user_id", "sessions", ["user_id"])
     op.create_index("ix_sessions_expires_at", "sessions", ["expires_at"])
+
+
+def _create_api_tokens() -> None:
+    """API tokens, stored hashed."""
     op.create_table(
         "api_tokens",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -51,6 +68,10 @@ def upgrade() -> None:
         _ts("created_at"),
     )
     op.create_index("ix_api_tokens_user_id", "api_tokens", ["user_id"])
+
+
+def _create_answers() -> None:
+    """Each answer given, with its evidence, judge verdict and manual label."""
     op.create_table(
         "answers",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -80,6 +101,10 @@ def upgrade() -> None:
     op.create_index("ix_answers_ar", "answers", ["ar"])
     op.create_index("ix_answers_automated", "answers", ["automated"])
     op.create_index("ix_answers_manual", "answers", ["manual"])
+
+
+def _create_annotation_history() -> None:
+    """Every change of an answer's manual label or comment."""
     op.create_table(
         "annotation_history",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -96,7 +121,6 @@ def upgrade() -> None:
         sa.UniqueConstraint("answer_id", "version", name="uq_history_version"),
     )
     op.create_index("ix_annotation_history_answer_id", "annotation_history", ["answer_id"])
-
 
 def downgrade() -> None:
     op.drop_table("annotation_history")
