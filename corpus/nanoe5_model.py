@@ -80,7 +80,7 @@ class _Cursor:
         return values
 
     def array(self, dtype: type, count: int) -> np.ndarray:
-        out = np.frombuffer(self.buf, dtype, count, self.at)
+        out: np.ndarray = np.frombuffer(self.buf, dtype, count, self.at)
         self.at += out.nbytes
         return out
 

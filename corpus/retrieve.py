@@ -193,14 +193,9 @@ class Retriever:
         text = " ".join(c.text.strip() for c in cues if c.text.strip())
         return text or None
 
-    def search(
-        self,
-        question: str,
-        k: int = 10,
-        *,
-        mode: Mode | None = None,
-        lectures: list[str] | None = None,
-    ) -> list[Hit]:
+    def search(self, question: str, k: int = 10, *, mode: Mode | None = None,
+               lectures: list[str] | None = None) -> list[Hit]:
+        """The ``k`` best windows for ``question`` (``search_timed`` without the timings)."""
         return self.search_timed(question, k, mode=mode, lectures=lectures).hits
 
     def rewrite(self, question: str) -> str:

@@ -160,16 +160,9 @@ def claim_messages(claim: str, contexts_block: str, template: str = USER
 
 
 def verify_claims(
-    ask: FirstTokenFn,
-    answer: str,
-    contexts: Sequence[str],
-    reference_answer: str | None = None,
-    *,
-    max_chars: int = DEFAULT_CONTEXT_CHARS,
-    max_claims: int = MAX_CLAIMS,
-    retries: int = 1,
-    support_at: float = SUPPORT_AT,
-    strict: bool = False,
+    ask: FirstTokenFn, answer: str, contexts: Sequence[str], reference_answer: str | None = None,
+    *, max_chars: int = DEFAULT_CONTEXT_CHARS, max_claims: int = MAX_CLAIMS, retries: int = 1,
+    support_at: float = SUPPORT_AT, strict: bool = False,
 ) -> JudgeResult:
     """Check each claim of ``answer`` against the segments (and the reference answer).
 

@@ -483,23 +483,10 @@ def _checked(name: str, value: Any, outputs: list[Any]) -> tuple[float | None, s
 
 
 def ragas_scores(
-    items: Iterable[RagasItem | Mapping[str, Any]],
-    *,
-    base_url: str,
-    api_key: str | None,
-    model: str,
-    embedder: Embedder,
-    language: str = "portuguese",
-    metrics: Sequence[str] = METRICS,
-    max_workers: int = 1,
-    timeout: float = DEFAULT_TIMEOUT,
-    **options: Any,
+    items: Iterable[RagasItem | Mapping[str, Any]], **scorer: Any
 ) -> list[RagasResult]:
     """Score ``items`` (RagasItem or mappings with question, answer, contexts and optional
-    reference) with ragas; one RagasResult per item, in order. ``options`` go to RagasScorer
-    (retries, attempts, max_tokens, strictness, context_chars)."""
-    scorer = RagasScorer(
-        base_url=base_url, api_key=api_key, model=model, embedder=embedder, language=language,
-        metrics=metrics, max_workers=max_workers, timeout=timeout, **options,
-    )
-    return scorer.score_many(items)
+    reference) with ragas; one RagasResult per item, in order. ``scorer`` are RagasScorer's
+    keyword arguments (base_url, api_key, model and embedder required; language, metrics,
+    max_workers, timeout, retries, attempts, max_tokens, strictness, context_chars)."""
+    return RagasScorer(**scorer).score_many(items)

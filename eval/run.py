@@ -188,7 +188,7 @@ def _evidence_texts(item: _Item, answer: _Answered, hits: list[Hit]) -> list[str
         return list(item.contexts)
     if item.bare and item.search is not None:
         # a given answer with no evidence of its own: the passages that bear on its claims
-        return [h.text for h in claim_evidence(item.search, answer.text, hits)]
+        return [h.text for h in claim_evidence(item.search, item.given, hits)]
     return answer.read or [h.text for h in hits]
 
 

@@ -22,6 +22,12 @@ def _ts(name: str, nullable: bool = False) -> sa.Column:  # type: ignore[type-ar
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 
+def _indexes(table: str, *columns: str) -> None:
+    """One single-column index per column, named ``ix_<table>_<column>``."""
+    for column in columns:
+        op.create_index(f"ix_{table}_{column}", table, [column])
+
+
 def upgrade() -> None:
     _create_users()
     _create_sessions()
@@ -53,8 +59,7 @@ def _create_sessions() -> None:
         _ts("created_at"),
         _ts("expires_at"),
     )
-    op.create_index("ix_sessions_user_id", "sessions", ["user_id"])
-    op.create_index("ix_sessions_expires_at", "sessions", ["expires_at"])
+    _indexes("sessions", "user_id", "expires_at")
 
 
 def _create_api_tokens() -> None:
@@ -67,7 +72,7 @@ def _create_api_tokens() -> None:
                   nullable=False),
         _ts("created_at"),
     )
-    op.create_index("ix_api_tokens_user_id", "api_tokens", ["user_id"])
+    _indexes("api_tokens", "user_id")
 
 
 def _create_answers() -> None:
@@ -97,10 +102,7 @@ def _create_answers() -> None:
         _ts("annotated_at", nullable=True),
         sa.Column("version", sa.Integer(), nullable=False),
     )
-    op.create_index("ix_answers_created_at", "answers", ["created_at"])
-    op.create_index("ix_answers_ar", "answers", ["ar"])
-    op.create_index("ix_answers_automated", "answers", ["automated"])
-    op.create_index("ix_answers_manual", "answers", ["manual"])
+    _indexes("answers", "created_at", "ar", "automated", "manual")
 
 
 def _create_annotation_history() -> None:
@@ -120,7 +122,7 @@ def _create_annotation_history() -> None:
         sa.Column("source", sa.String(32), nullable=False),
         sa.UniqueConstraint("answer_id", "version", name="uq_history_version"),
     )
-    op.create_index("ix_annotation_history_answer_id", "annotation_history", ["answer_id"])
+    _indexes("annotation_history", "answer_id")
 
 def downgrade() -> None:
     op.drop_table("annotation_history")
