@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -23,6 +23,29 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from app.redaction import install as redact_logs
 
     redact_logs()
+    conf = settings or get_settings()
+    app = FastAPI(
+        title="Aula",
+        description="Perguntas sobre aulas gravadas, respondidas com citações ao segundo.",
+        version="0.1.0",
+        lifespan=_lifespan(settings),
+        docs_url="/docs" if conf.api_docs else None,
+        redoc_url="/redoc" if conf.api_docs else None,
+        responses=error_responses(400, 413, 422),
+    )
+    from app.security import SecurityMiddleware
+
+    app.add_middleware(SecurityMiddleware, max_body=conf.max_body_bytes,
+                       limits={"/api/review/import": conf.max_import_bytes})
+    app.exception_handler(RequestValidationError)(_validation)
+    _database_errors(app)
+    _include_routers(app)
+    return app
+
+
+def _lifespan(settings: Settings | None) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Builds the services (model, index, LLM client, database) at startup, closes them at
+    shutdown."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -39,35 +62,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             services.close()
 
-    conf = settings or get_settings()
-    app = FastAPI(
-        title="Aula",
-        description="Perguntas sobre aulas gravadas, respondidas com citações ao segundo.",
-        version="0.1.0",
-        lifespan=lifespan,
-        docs_url="/docs" if conf.api_docs else None,
-        redoc_url="/redoc" if conf.api_docs else None,
-        responses=error_responses(400, 413, 422),
+    return lifespan
+
+
+async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+    """A request that fails validation: 422 with its first error in one line (``detail``)."""
+    errors = exc.errors()
+    first = errors[0] if errors else {}
+    field = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    msg = str(first.get("msg", "invalid request")).removeprefix("Value error, ")
+    return JSONResponse(
+        status_code=422,
+        content={"detail": f"{field}: {msg}" if field else msg, "field": field or None,
+                 "errors": _plain(list(errors))},
     )
-    from app.security import SecurityMiddleware
 
-    app.add_middleware(SecurityMiddleware, max_body=conf.max_body_bytes,
-                       limits={"/api/review/import": conf.max_import_bytes})
 
-    @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = exc.errors()
-        first = errors[0] if errors else {}
-        field = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        msg = str(first.get("msg", "invalid request")).removeprefix("Value error, ")
-        return JSONResponse(
-            status_code=422,
-            content={"detail": f"{field}: {msg}" if field else msg, "field": field or None,
-                     "errors": _plain(list(errors))},
-        )
-
-    _database_errors(app)
-
+def _include_routers(app: FastAPI) -> None:
+    """The API, the media and review pages, and the question page when it is installed."""
     from app.api import ask, media, review, search
     from app.pages import review as review_pages
 
@@ -82,12 +94,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         pass
     else:
         app.include_router(pages.router)
-    return app
 
 
 def _open_review(app: FastAPI, services: Services) -> None:
     """The database (migrated to head), the answer recorder, the rate limits, the LLM's
-    admission line and the password hashing bound (issue 10)."""
+    admission line and the password hashing bound."""
     from app.admission import Admission
     from app.auth import hashing
     from app.db.session import open_database

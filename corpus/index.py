@@ -366,64 +366,94 @@ def merge_lectures(
     segs = data.segments
     touched = set(updates)
     keep_mask = ~segs["lecture_id"].isin(touched)
-    kept = segs[keep_mask]
     kept_vecs = data.vectors[keep_mask.to_numpy()] if len(segs) else data.vectors
+    fresh = _windows_to_store(data, keep_mask, updates)
+    rows, vec_rows, to_embed = fresh.rows, fresh.vectors, fresh.to_embed
+    if to_embed:
+        embedded = embed([rows[i]["text"] for i in to_embed], progress=progress)
+        for j, i in enumerate(to_embed):
+            vec_rows[i] = embedded[j]
+    dim = data.vectors.shape[1]
+    new_vecs = (
+        np.stack([v for v in vec_rows if v is not None]).astype(np.float32)
+        if vec_rows else np.zeros((0, dim), np.float32)
+    )
+    all_segs, vectors = _by_corpus_id(segs[keep_mask], kept_vecs,
+                                      pd.DataFrame(rows, columns=SEGMENT_COLUMNS), new_vecs)
+    manifest = dict(data.manifest)
+    manifest["next_id"] = fresh.next_id
+    counts = {"embedded": len(to_embed), "reused": fresh.reused, "segments": len(rows)}
+    unit_frame, unit_vecs, units_embedded = _merge_units(
+        data, touched, units, embed, progress=progress)
+    counts["units_embedded"] = units_embedded
+    return IndexData(manifest, all_segs, _merged_lecture_rows(data.lectures, updates), vectors,
+                     cues=_merge_cues(data.cues, touched, cues or {}),
+                     units=unit_frame, unit_vectors=unit_vecs), counts
+
+
+@dataclass
+class _FreshWindows:
+    """The segment rows of the updated lectures, in order, with the vectors they keep."""
+
+    rows: list[dict[str, Any]]
+    vectors: list[np.ndarray | None]
+    """The stored vector of a window kept as it was; None for one still to embed."""
+    to_embed: list[int]
+    """Positions in ``rows`` of the windows to embed."""
+    next_id: int
+    reused: int
+
+
+def _windows_to_store(data: IndexData, keep_mask: pd.Series,
+                      updates: dict[str, tuple[dict[str, str], list[tuple[float, float, str]]]]
+                      ) -> _FreshWindows:
+    """Rows for the windows of ``updates``: an unchanged window keeps its corpus id and
+    vector, a new one gets the next id and waits to be embedded."""
+    segs = data.segments
     old = segs[~keep_mask]
     old_key = {
         (r.lecture_id, round(float(r.start), 3), round(float(r.end), 3), r.text_hash): i
         for i, r in zip(np.flatnonzero(~keep_mask.to_numpy()), old.itertuples(), strict=True)
     }
-    next_id = int(data.manifest.get("next_id", 0))
-    rows: list[dict[str, Any]] = []
-    vec_rows: list[np.ndarray | None] = []
-    to_embed: list[int] = []
-    reused = 0
+    out = _FreshWindows([], [], [], int(data.manifest.get("next_id", 0)), 0)
     for lecture_id, (_, windows) in updates.items():
         for start, end, text in windows:
             h = text_hash(text)
             hit = old_key.get((lecture_id, round(start, 3), round(end, 3), h))
             if hit is not None:
                 cid = int(segs.iloc[hit]["corpus_id"])
-                vec_rows.append(data.vectors[hit])
-                reused += 1
+                out.vectors.append(data.vectors[hit])
+                out.reused += 1
             else:
-                cid = next_id
-                next_id += 1
-                to_embed.append(len(rows))
-                vec_rows.append(None)
-            rows.append(
+                cid = out.next_id
+                out.next_id += 1
+                out.to_embed.append(len(out.rows))
+                out.vectors.append(None)
+            out.rows.append(
                 {"corpus_id": cid, "lecture_id": lecture_id, "start": float(start),
                  "end": float(end), "text": text, "text_hash": h}
             )
-    if to_embed:
-        fresh = embed([rows[i]["text"] for i in to_embed], progress=progress)
-        for j, i in enumerate(to_embed):
-            vec_rows[i] = fresh[j]
-    dim = data.vectors.shape[1]
-    new_vecs = (
-        np.stack([v for v in vec_rows if v is not None]).astype(np.float32)
-        if vec_rows else np.zeros((0, dim), np.float32)
-    )
-    new_segs = pd.DataFrame(rows, columns=SEGMENT_COLUMNS)
+    return out
+
+
+def _by_corpus_id(kept: pd.DataFrame, kept_vecs: np.ndarray, new_segs: pd.DataFrame,
+                  new_vecs: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+    """The kept and the new segments (and their vectors) together, ordered by corpus id."""
     all_segs = pd.concat([kept, new_segs], ignore_index=True) if len(kept) else new_segs
     all_segs = all_segs.astype({"corpus_id": "int64", "start": "float64", "end": "float64"})
     vectors = np.concatenate([kept_vecs, new_vecs]) if len(kept_vecs) else new_vecs
     order = np.argsort(all_segs["corpus_id"].to_numpy(), kind="stable")
     all_segs = all_segs.iloc[order].reset_index(drop=True)
-    vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
-    lecs = data.lectures[~data.lectures["lecture_id"].isin(touched)]
+    return all_segs, np.ascontiguousarray(vectors[order], dtype=np.float32)
+
+
+def _merged_lecture_rows(lectures: pd.DataFrame,
+                         updates: dict[str, tuple[dict[str, str], Any]]) -> pd.DataFrame:
+    """The lecture table with the updated lectures' rows replaced, sorted by id."""
+    lecs = lectures[~lectures["lecture_id"].isin(set(updates))]
     new_lecs = pd.DataFrame([meta for meta, _ in updates.values()], columns=LECTURE_COLUMNS)
-    lectures = pd.concat([lecs, new_lecs], ignore_index=True) if len(lecs) else new_lecs
-    lectures = lectures.sort_values("lecture_id").reset_index(drop=True)
-    manifest = dict(data.manifest)
-    manifest["next_id"] = next_id
-    counts = {"embedded": len(to_embed), "reused": reused, "segments": len(rows)}
-    unit_frame, unit_vecs, units_embedded = _merge_units(
-        data, touched, units, embed, progress=progress)
-    counts["units_embedded"] = units_embedded
-    return IndexData(manifest, all_segs, lectures, vectors,
-                     cues=_merge_cues(data.cues, touched, cues or {}),
-                     units=unit_frame, unit_vectors=unit_vecs), counts
+    merged = pd.concat([lecs, new_lecs], ignore_index=True) if len(lecs) else new_lecs
+    return merged.sort_values("lecture_id").reset_index(drop=True)
 
 
 def _merge_units(

@@ -15,7 +15,7 @@ from corpus.asr import MediaTranscripts
 from corpus.discover import Found, discover, load, other_transcripts, siblings
 from corpus.embed import Embedder
 from corpus.errors import InputError
-from corpus.index import IndexStore, empty_data, merge_lectures, same_content
+from corpus.index import IndexData, IndexStore, empty_data, merge_lectures, same_content
 from corpus.models import Cue, Window
 from corpus.readers import whisper_json
 from corpus.readers.errors import TranscriptError
@@ -111,6 +111,58 @@ def make_windows(
     return segment_by_time(cues, params.window_seconds, params.overlap_seconds, MIN_WINDOW_WORDS)
 
 
+Timed = list[tuple[float, float, str]]
+"""(start, end, text) rows of one lecture: its windows, cues or units."""
+
+
+@dataclass
+class _Reading:
+    """What the transcripts read so far hold, per lecture id, for ``merge_lectures``."""
+
+    summary: IngestSummary
+    params: SegmentParams
+    count_tokens: Callable[[str], int] | None
+    updates: dict[str, tuple[dict[str, str], Timed]] = field(default_factory=dict)
+    timed: dict[str, Timed] = field(default_factory=dict)
+    units: dict[str, Timed] | None = None
+    read: dict[str, Found] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.params.unit_seconds > 0:
+            self.units = {}
+
+    def add(self, item: Found, cues: list[Cue]) -> None:
+        """Segment ``item``'s cues and keep them (replacing what its lecture id held)."""
+        cues, stretched = believable_ends(cues)
+        if stretched:
+            _note_stretched(self.summary, item.path, stretched)
+        windows = make_windows(cues, self.params, self.count_tokens)
+        lecture_id = item.meta.lecture_id
+        self.read[lecture_id] = item
+        self.updates[lecture_id] = (_lecture_meta(item),
+                                    [(w.start, w.end, w.text) for w in windows])
+        self.timed[lecture_id] = [(c.start, c.end, c.text.strip())
+                                  for c in cues if c.text.strip()]
+        if self.units is not None:
+            self.units[lecture_id] = [
+                (u.start, u.end, u.text)
+                for u in make_units(cues, self.params.unit_seconds,
+                                    self.params.unit_overlap_seconds)]
+        lectures = self.summary.lectures
+        lectures[:] = [lec for lec in lectures if lec["lecture_id"] != lecture_id]
+        lectures.append(
+            {"lecture_id": lecture_id, "title": item.meta.title, "format": item.fmt,
+             "segments": len(windows), "source": str(item.path)}
+        )
+
+
+def _lecture_meta(item: Found) -> dict[str, str]:
+    return {
+        "lecture_id": item.meta.lecture_id, "title": item.meta.title, "url": item.meta.url,
+        "course": item.meta.course, "source": str(item.path), "fmt": item.fmt,
+    }
+
+
 def ingest(
     paths: list[Path],
     store: IndexStore,
@@ -136,41 +188,39 @@ def ingest(
     summary = IngestSummary(index_dir=str(store.root))
     found = discover(paths, include=include or [], manifest=manifest)
     summary.failed += [{"path": str(p), "error": str(e)} for p, e in found.failed]
-    count_tokens = getattr(embedder, "count_tokens", None)
-    updates: dict[str, tuple[dict[str, str], list[tuple[float, float, str]]]] = {}
-    timed: dict[str, list[tuple[float, float, str]]] = {}
-    units: dict[str, list[tuple[float, float, str]]] | None = (
-        {} if params.unit_seconds > 0 else None)
-    read: dict[str, Found] = {}
+    reading = _Reading(summary, params, getattr(embedder, "count_tokens", None))
     recordings = [item.path for item in found.lectures if item.fmt == "media"]
     if recordings:
         media = media or MediaTranscripts(store.root / "transcripts")
         media.prepare(recordings, progress)  # all at once where they are spread (Ray)
+    _read_all(found.lectures, reading, store, media, progress)
+    _replace_misfiled(summary, reading.read, reading.timed, reading.updates, reading.add)
+    if not reading.updates:
+        return summary
+    with store.lock():
+        data, existed = _current_data(store, embedder, params, index_kind,
+                                      units=reading.units is not None)
+        new, counts = _merged(data, reading, embedder, index_kind, progress)
+        _write_version(store, data, new, existed, summary)
+        if vector_store is not None:
+            summary.vector_store = {"name": vector_store.name,
+                                    **vector_store.sync(new, progress=progress)}
+    if new.cues is not None:
+        _note_repeated(summary, new.cues, new.lectures, set(reading.updates))
+    summary.embedded = counts["embedded"]
+    summary.units_embedded = counts.get("units_embedded", 0)
+    summary.reused = counts["reused"]
+    summary.total_segments = len(new.segments)
+    summary.total_lectures = len(new.lectures)
+    return summary
 
-    def add(item: Found, cues: list[Cue]) -> None:
-        cues, stretched = believable_ends(cues)
-        if stretched:
-            _note_stretched(summary, item.path, stretched)
-        windows = make_windows(cues, params, count_tokens)
-        meta = {
-            "lecture_id": item.meta.lecture_id, "title": item.meta.title, "url": item.meta.url,
-            "course": item.meta.course, "source": str(item.path), "fmt": item.fmt,
-        }
-        lecture_id = item.meta.lecture_id
-        read[lecture_id] = item
-        updates[lecture_id] = (meta, [(w.start, w.end, w.text) for w in windows])
-        timed[lecture_id] = [(c.start, c.end, c.text.strip()) for c in cues if c.text.strip()]
-        if units is not None:
-            units[lecture_id] = [
-                (u.start, u.end, u.text)
-                for u in make_units(cues, params.unit_seconds, params.unit_overlap_seconds)]
-        summary.lectures[:] = [lec for lec in summary.lectures if lec["lecture_id"] != lecture_id]
-        summary.lectures.append(
-            {"lecture_id": lecture_id, "title": item.meta.title, "format": item.fmt,
-             "segments": len(windows), "source": str(item.path)}
-        )
 
-    for item in _iter(found.lectures, progress, "lendo transcrições"):
+def _read_all(lectures: list[Found], reading: _Reading, store: IndexStore,
+              media: MediaTranscripts | None, progress: bool) -> None:
+    """Read each transcript (or recording) into ``reading``; a failed one is listed, an empty
+    one replaced by a readable transcript beside it, when there is one."""
+    summary = reading.summary
+    for item in _iter(lectures, progress, "lendo transcrições"):
         if item.skipped:
             summary.duplicates.append(
                 {"lecture_id": item.meta.lecture_id, "read": str(item.path),
@@ -186,77 +236,91 @@ def ingest(
             summary.failed.append({"path": str(item.path), "error": str(exc)})
             continue
         if not cues:
-            tried = siblings(item)
-            alt = next(((s, c) for s, c in _readable(tried, summary) if c), None)
-            if alt is None:
-                log.warning("%s: empty transcript, skipped%s", item.path,
-                            " (and so are the others beside it)" if tried else "")
-                summary.empty.append(str(item.path))
-                if not tried:  # those tried were read: nothing there for the operator
-                    _note_others(summary, item.path)
+            replaced = _instead_of_empty(item, summary)
+            if replaced is None:
                 continue
-            _note_replaced(summary, item, alt[0], "empty")
-            item, cues = alt
-        add(item, cues)
-    _replace_misfiled(summary, read, timed, updates, add)
-    if not updates:
-        return summary
-    with store.lock():
-        existed = store.exists()
-        if existed:
-            data = store.load(with_faiss=False)
-            store.check_model(data, embedder.model_id)
-            if data.manifest.get("segmentation") != params.as_dict() or (
-                    units is not None and data.manifest.get("units") != params.units_dict()):
-                log.warning("segmentation parameters differ from the index's; "
-                            "only the re-ingested lectures use the new ones")
-        else:
-            data = empty_data(
-                embedder.model_id, embedder.dim,
-                {"segmentation": params.as_dict(), "index_kind": index_kind},
-            )
+            item, cues = replaced
+        reading.add(item, cues)
 
-        def embed(texts: list[str], progress: bool = False) -> np.ndarray:
-            return embedder.embed(texts, "passage", progress=progress)
 
-        new, counts = merge_lectures(data, updates, embed, progress=progress, cues=timed,
-                                     units=units)
-        new.manifest["index_kind"] = index_kind or new.manifest.get("index_kind", "flat")
-        if new.units is not None and units is not None:
-            new.manifest["units"] = params.units_dict()
-        else:
-            new.manifest.pop("units", None)
-        if existed and same_content(data, new):
-            # the transcripts say what the index holds: the live version stays, and no server
-            # reloads it for nothing
-            summary.unchanged = True
-            store.sweep()
-        else:
-            store.write(new)
-        if vector_store is not None:
-            summary.vector_store = {"name": vector_store.name,
-                                    **vector_store.sync(new, progress=progress)}
-    if new.cues is not None:
-        summary.repeated = repeated_lectures(new.cues, set(updates))
-        left_out = misfiled(new.cues, dict(zip(new.lectures["lecture_id"].astype(str),
-                                               new.lectures["title"].fillna("").astype(str),
-                                               strict=True))) if summary.repeated else {}
-        sources = {lec["lecture_id"]: lec["source"] for lec in summary.lectures}
-        for rep in summary.repeated:
-            pair = {rep["lecture_id"], rep["repeats"]}
-            rep["searched"] = next((kept for gone, kept in left_out.items() if gone in pair),
-                                   None)
-            log.warning("%s repeats %s (%.0f%% of its sentences)", rep["lecture_id"],
-                        rep["repeats"], 100 * rep["shared"])
-            if rep["lecture_id"] in sources:
-                rep["source"] = sources[rep["lecture_id"]]
-                _note_others(summary, Path(rep["source"]))
-    summary.embedded = counts["embedded"]
-    summary.units_embedded = counts.get("units_embedded", 0)
-    summary.reused = counts["reused"]
-    summary.total_segments = len(new.segments)
-    summary.total_lectures = len(new.lectures)
-    return summary
+def _instead_of_empty(item: Found, summary: IngestSummary) -> tuple[Found, list[Cue]] | None:
+    """The first readable, non-empty transcript beside the empty ``item``, or None (then the
+    empty one is listed in the summary)."""
+    tried = siblings(item)
+    alt = next(((s, c) for s, c in _readable(tried, summary) if c), None)
+    if alt is None:
+        log.warning("%s: empty transcript, skipped%s", item.path,
+                    " (and so are the others beside it)" if tried else "")
+        summary.empty.append(str(item.path))
+        if not tried:  # those tried were read: nothing there for the operator
+            _note_others(summary, item.path)
+        return None
+    _note_replaced(summary, item, alt[0], "empty")
+    return alt
+
+
+def _current_data(store: IndexStore, embedder: Embedder, params: SegmentParams,
+                  index_kind: str, *, units: bool) -> tuple[IndexData, bool]:
+    """The live index's data (without FAISS) and True, or a new empty one and False."""
+    if not store.exists():
+        return empty_data(
+            embedder.model_id, embedder.dim,
+            {"segmentation": params.as_dict(), "index_kind": index_kind},
+        ), False
+    data = store.load(with_faiss=False)
+    store.check_model(data, embedder.model_id)
+    if data.manifest.get("segmentation") != params.as_dict() or (
+            units and data.manifest.get("units") != params.units_dict()):
+        log.warning("segmentation parameters differ from the index's; "
+                    "only the re-ingested lectures use the new ones")
+    return data, True
+
+
+def _merged(data: IndexData, reading: _Reading, embedder: Embedder, index_kind: str,
+            progress: bool) -> tuple[IndexData, dict[str, int]]:
+    """``data`` with the lectures read now in place of theirs, their new texts embedded."""
+
+    def embed(texts: list[str], progress: bool = False) -> np.ndarray:
+        return embedder.embed(texts, "passage", progress=progress)
+
+    new, counts = merge_lectures(data, reading.updates, embed, progress=progress,
+                                 cues=reading.timed, units=reading.units)
+    new.manifest["index_kind"] = index_kind or new.manifest.get("index_kind", "flat")
+    if new.units is not None and reading.units is not None:
+        new.manifest["units"] = reading.params.units_dict()
+    else:
+        new.manifest.pop("units", None)
+    return new, counts
+
+
+def _write_version(store: IndexStore, data: IndexData, new: IndexData, existed: bool,
+                   summary: IngestSummary) -> None:
+    """Write ``new`` as the next version, unless it holds what the live one holds."""
+    if existed and same_content(data, new):
+        # the transcripts say what the index holds: the live version stays, and no server
+        # reloads it for nothing
+        summary.unchanged = True
+        store.sweep()
+    else:
+        store.write(new)
+
+
+def _note_repeated(summary: IngestSummary, cues: pd.DataFrame, lectures: pd.DataFrame,
+                   read_now: set[str]) -> None:
+    """List the lectures read now that mostly repeat another, and which one search shows."""
+    summary.repeated = repeated_lectures(cues, read_now)
+    left_out = misfiled(cues, dict(zip(lectures["lecture_id"].astype(str),
+                                       lectures["title"].fillna("").astype(str),
+                                       strict=True))) if summary.repeated else {}
+    sources = {lec["lecture_id"]: lec["source"] for lec in summary.lectures}
+    for rep in summary.repeated:
+        pair = {rep["lecture_id"], rep["repeats"]}
+        rep["searched"] = next((kept for gone, kept in left_out.items() if gone in pair), None)
+        log.warning("%s repeats %s (%.0f%% of its sentences)", rep["lecture_id"],
+                    rep["repeats"], 100 * rep["shared"])
+        if rep["lecture_id"] in sources:
+            rep["source"] = sources[rep["lecture_id"]]
+            _note_others(summary, Path(rep["source"]))
 
 
 def _transcribed(item: Found, media: MediaTranscripts, summary: IngestSummary,

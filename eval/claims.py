@@ -160,16 +160,9 @@ def claim_messages(claim: str, contexts_block: str, template: str = USER
 
 
 def verify_claims(
-    ask: FirstTokenFn,
-    answer: str,
-    contexts: Sequence[str],
-    reference_answer: str | None = None,
-    *,
-    max_chars: int = DEFAULT_CONTEXT_CHARS,
-    max_claims: int = MAX_CLAIMS,
-    retries: int = 1,
-    support_at: float = SUPPORT_AT,
-    strict: bool = False,
+    ask: FirstTokenFn, answer: str, contexts: Sequence[str], reference_answer: str | None = None,
+    *, max_chars: int = DEFAULT_CONTEXT_CHARS, max_claims: int = MAX_CLAIMS, retries: int = 1,
+    support_at: float = SUPPORT_AT, strict: bool = False,
 ) -> JudgeResult:
     """Check each claim of ``answer`` against the segments (and the reference answer).
 
@@ -190,19 +183,35 @@ def verify_claims(
     verdicts: list[ClaimVerdict] = []
     attempts = 0
     for claim in claims:
-        p: float | None = None
-        for _ in range(1 + max(0, retries)):
-            attempts += 1
-            text, probs = ask(claim_messages(claim, block))
-            p = yes_probability(text, probs)
-            if p is not None:
-                break
-        p_strict = None
-        if strict and p is not None:
-            attempts += 1
-            text, probs = ask(claim_messages(claim, block, STRICT_USER))
-            p_strict = yes_probability(text, probs)
-        verdicts.append(ClaimVerdict(claim, p, support_at, p_strict))
+        verdict, asked = _claim_verdict(ask, claim, block, retries, support_at, strict)
+        verdicts.append(verdict)
+        attempts += asked
+    return _claims_result(verdicts, attempts)
+
+
+def _claim_verdict(ask: FirstTokenFn, claim: str, block: str, retries: int,
+                   support_at: float, strict: bool) -> tuple[ClaimVerdict, int]:
+    """One claim's P(yes), asked again while unreadable (and the strict P(yes) when asked for),
+    and how many replies that took."""
+    p: float | None = None
+    attempts = 0
+    for _ in range(1 + max(0, retries)):
+        attempts += 1
+        text, probs = ask(claim_messages(claim, block))
+        p = yes_probability(text, probs)
+        if p is not None:
+            break
+    p_strict = None
+    if strict and p is not None:
+        attempts += 1
+        text, probs = ask(claim_messages(claim, block, STRICT_USER))
+        p_strict = yes_probability(text, probs)
+    return ClaimVerdict(claim, p, support_at, p_strict), attempts
+
+
+def _claims_result(verdicts: list[ClaimVerdict], attempts: int) -> JudgeResult:
+    """The score from the share of readable claims supported, with the reasoning that lists
+    each claim; score None when no claim could be read."""
     readable = [v for v in verdicts if v.p_yes is not None]
     reasoning = _reasoning(verdicts)
     if not readable:

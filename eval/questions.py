@@ -135,7 +135,8 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
     return pd.DataFrame([row for _, row in read_objects(path, QuestionsError)])
 
 
-def _blank(value: Any) -> bool:
+def is_blank(value: Any) -> bool:
+    """None, NaN (an empty table cell) or a string of only whitespace."""
     if value is None:
         return True
     if isinstance(value, float) and math.isnan(value):
@@ -185,7 +186,7 @@ def _normalise_row(number: int, row: dict[str, Any]) -> dict[str, Any]:
     def fail(problem: str) -> QuestionsError:
         return QuestionsError(f"row {number}: {problem}")
 
-    out = {c: (None if _blank(v) else v) for c, v in row.items()}
+    out = {c: (None if is_blank(v) else v) for c, v in row.items()}
     for name in ("id", "question", "reference_answer", "gold_lecture", "answer"):
         if out.get(name) is not None:
             out[name] = _id_text(out[name]) if name == "id" else str(out[name]).strip()
@@ -219,7 +220,7 @@ def _id_text(value: Any) -> str:
 
 def parse_contexts(value: Any) -> list[str] | None:
     """Segment texts from a list, a JSON list of strings, or text split on ``\\n---\\n``."""
-    if _blank(value):
+    if is_blank(value):
         return None
     if isinstance(value, list | tuple):
         items = list(value)

@@ -81,7 +81,9 @@ from ragas.metrics.collections import (  # noqa: E402
 )
 
 from corpus.context import CONTEXT_CHARS, fit_texts  # noqa: E402
-from corpus.errors import InputError
+from corpus.errors import InputError  # noqa: E402
+from eval.questions import is_blank  # noqa: E402
+from eval.ragas_prompts import portuguese_prompts  # noqa: E402
 
 _analytics.do_not_track.cache_clear()  # in case ragas was imported (and asked) before us
 # instructor logs every failed attempt at ERROR; with no logging set up that lands on stderr
@@ -129,7 +131,7 @@ class RagasItem:
         if isinstance(item, RagasItem):
             return item
         ref = item.get("reference")
-        if _blank(ref):
+        if is_blank(ref):
             ref = item.get("reference_answer")
         contexts = item.get("contexts")
         if contexts is None or isinstance(contexts, float):  # absent, or NaN from a table
@@ -138,10 +140,15 @@ class RagasItem:
             contexts = (contexts,)
         return cls(
             question=str(item.get("question") or ""),
-            answer="" if _blank(item.get("answer")) else str(item["answer"]),
+            answer="" if is_blank(item.get("answer")) else str(item["answer"]),
             contexts=tuple(str(c) for c in contexts),
-            reference=None if _blank(ref) else str(ref),
+            reference=None if is_blank(ref) else str(ref),
         )
+
+
+def _score(name: str) -> property:
+    """A read-only attribute for one metric's score (None when failed or skipped)."""
+    return property(lambda self: self.scores.get(name), doc=f"The {name} score, or None.")
 
 
 @dataclass(frozen=True)
@@ -154,21 +161,10 @@ class RagasResult:
     errors: dict[str, str] = field(default_factory=dict)
     skipped: tuple[str, ...] = ()
 
-    @property
-    def answer_relevancy(self) -> float | None:
-        return self.scores.get(ANSWER_RELEVANCY)
-
-    @property
-    def faithfulness(self) -> float | None:
-        return self.scores.get(FAITHFULNESS)
-
-    @property
-    def context_precision(self) -> float | None:
-        return self.scores.get(CONTEXT_PRECISION)
-
-    @property
-    def context_recall(self) -> float | None:
-        return self.scores.get(CONTEXT_RECALL)
+    answer_relevancy = _score(ANSWER_RELEVANCY)
+    faithfulness = _score(FAITHFULNESS)
+    context_precision = _score(CONTEXT_PRECISION)
+    context_recall = _score(CONTEXT_RECALL)
 
     @property
     def error(self) -> str | None:
@@ -181,14 +177,6 @@ class RagasResult:
         out: dict[str, Any] = {f"{prefix}{name}": self.scores.get(name) for name in METRICS}
         out[f"{prefix}error"] = self.error
         return out
-
-
-def _blank(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and not value.strip()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,198 +229,6 @@ class E5RagasEmbeddings(BaseRagasEmbedding):
 
     def __repr__(self) -> str:
         return f"E5RagasEmbeddings({getattr(self.embedder, 'model_id', '?')!r}, {self.kind!r})"
-
-
-# ---------------------------------------------------------------------------------------------
-# Portuguese prompts
-
-
-def _portuguese_prompts() -> dict[str, Any]:
-    """ragas' prompt objects with Portuguese instructions and examples (see module docstring).
-    Keys: ``statements``, ``nli``, ``relevance``, ``precision``, ``recall``."""
-    from ragas.metrics.collections.answer_relevancy.util import (
-        AnswerRelevanceInput,
-        AnswerRelevanceOutput,
-        AnswerRelevancePrompt,
-    )
-    from ragas.metrics.collections.context_precision.util import (
-        ContextPrecisionInput,
-        ContextPrecisionOutput,
-        ContextPrecisionPrompt,
-    )
-    from ragas.metrics.collections.context_recall.util import (
-        ContextRecallClassification,
-        ContextRecallInput,
-        ContextRecallOutput,
-        ContextRecallPrompt,
-    )
-    from ragas.metrics.collections.faithfulness.util import (
-        NLIStatementInput,
-        NLIStatementOutput,
-        NLIStatementPrompt,
-        StatementFaithfulnessAnswer,
-        StatementGeneratorInput,
-        StatementGeneratorOutput,
-        StatementGeneratorPrompt,
-    )
-
-    fotossintese = (
-        "Na aula, a professora explica que a fotossíntese ocorre nos cloroplastos. A luz é "
-        "absorvida pela clorofila e a energia é usada para produzir glicose a partir de gás "
-        "carbônico e água, liberando oxigênio."
-    )
-
-    statements = StatementGeneratorPrompt()
-    statements.instruction = (
-        "Dada uma pergunta e uma resposta, divida cada frase da resposta em uma ou mais "
-        "afirmações completas e compreensíveis isoladamente. Não use pronomes nas afirmações. "
-        "Escreva as afirmações em português."
-    )
-    statements.examples = [
-        (
-            StatementGeneratorInput(
-                question="Onde ocorre a fotossíntese e o que ela produz?",
-                answer="Ela ocorre nos cloroplastos. Produz glicose e libera oxigênio.",
-            ),
-            StatementGeneratorOutput(
-                statements=[
-                    "A fotossíntese ocorre nos cloroplastos.",
-                    "A fotossíntese produz glicose.",
-                    "A fotossíntese libera oxigênio.",
-                ]
-            ),
-        )
-    ]
-
-    nli = NLIStatementPrompt()
-    nli.instruction = (
-        "Julgue a fidelidade de cada afirmação ao contexto dado. Para cada afirmação, dê "
-        "verdict 1 se ela pode ser inferida diretamente do contexto e 0 se não pode. "
-        "Escreva o motivo (reason) em português."
-    )
-    nli.examples = [
-        (
-            NLIStatementInput(
-                context=fotossintese,
-                statements=[
-                    "A fotossíntese ocorre nos cloroplastos.",
-                    "A fotossíntese ocorre nas mitocôndrias.",
-                    "A fotossíntese foi descoberta em 1779.",
-                ],
-            ),
-            NLIStatementOutput(
-                statements=[
-                    StatementFaithfulnessAnswer(
-                        statement="A fotossíntese ocorre nos cloroplastos.",
-                        reason="O contexto diz exatamente isso.",
-                        verdict=1,
-                    ),
-                    StatementFaithfulnessAnswer(
-                        statement="A fotossíntese ocorre nas mitocôndrias.",
-                        reason="O contexto diz que ocorre nos cloroplastos, não nas mitocôndrias.",
-                        verdict=0,
-                    ),
-                    StatementFaithfulnessAnswer(
-                        statement="A fotossíntese foi descoberta em 1779.",
-                        reason="O contexto não menciona quando a fotossíntese foi descoberta.",
-                        verdict=0,
-                    ),
-                ]
-            ),
-        )
-    ]
-
-    relevance = AnswerRelevancePrompt()
-    relevance.instruction = (
-        "Escreva, em português, a pergunta que a resposta dada responde, e diga se a resposta "
-        "é evasiva. Dê noncommittal 1 se a resposta é evasiva, vaga ou ambígua (por exemplo "
-        '"não sei", "não tenho certeza", "depende", "as aulas não tratam disso") e 0 se ela '
-        "responde de fato."
-    )
-    relevance.examples = [
-        (
-            AnswerRelevanceInput(response="A fotossíntese ocorre nos cloroplastos."),
-            AnswerRelevanceOutput(question="Onde ocorre a fotossíntese?", noncommittal=0),
-        ),
-        (
-            AnswerRelevanceInput(
-                response="Não sei qual foi a nota da prova de 2023; as aulas não falam disso."
-            ),
-            AnswerRelevanceOutput(question="Qual foi a nota da prova de 2023?", noncommittal=1),
-        ),
-    ]
-
-    precision = ContextPrecisionPrompt()
-    precision.instruction = (
-        "Dados uma pergunta, uma resposta e um contexto, verifique se o contexto foi útil para "
-        'chegar à resposta. Dê verdict 1 se foi útil e 0 se não foi, com o motivo (reason) em '
-        "português."
-    )
-    precision.examples = [
-        (
-            ContextPrecisionInput(
-                question="Onde ocorre a fotossíntese?",
-                context=fotossintese,
-                answer="Nos cloroplastos.",
-            ),
-            ContextPrecisionOutput(
-                reason="O contexto diz que a fotossíntese ocorre nos cloroplastos.", verdict=1
-            ),
-        ),
-        (
-            ContextPrecisionInput(
-                question="Onde ocorre a fotossíntese?",
-                context="A mitocôndria é a organela responsável pela respiração celular.",
-                answer="Nos cloroplastos.",
-            ),
-            ContextPrecisionOutput(
-                reason="O contexto trata da respiração celular, não da fotossíntese.", verdict=0
-            ),
-        ),
-    ]
-
-    recall = ContextRecallPrompt()
-    recall.instruction = (
-        "Dados um contexto e uma resposta, analise cada afirmação da resposta e classifique se "
-        "ela pode ser atribuída ao contexto: attributed 1 se pode, 0 se não pode. Escreva as "
-        "afirmações e os motivos (reason) em português."
-    )
-    recall.examples = [
-        (
-            ContextRecallInput(
-                question="O que é a fotossíntese?",
-                context=fotossintese,
-                answer="A fotossíntese produz glicose e libera oxigênio. Ela foi descrita por "
-                "Ingenhousz.",
-            ),
-            ContextRecallOutput(
-                classifications=[
-                    ContextRecallClassification(
-                        statement="A fotossíntese produz glicose e libera oxigênio.",
-                        reason="O contexto diz que a fotossíntese produz glicose e libera "
-                        "oxigênio.",
-                        attributed=1,
-                    ),
-                    ContextRecallClassification(
-                        statement="A fotossíntese foi descrita por Ingenhousz.",
-                        reason="O contexto não menciona Ingenhousz.",
-                        attributed=0,
-                    ),
-                ]
-            ),
-        )
-    ]
-
-    prompts: dict[str, Any] = {
-        "statements": statements,
-        "nli": nli,
-        "relevance": relevance,
-        "precision": precision,
-        "recall": recall,
-    }
-    for prompt in prompts.values():
-        prompt.language = "portuguese"
-    return prompts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -563,7 +359,7 @@ class RagasScorer:
         self.max_tokens = max_tokens
         self.strictness = max(1, strictness)
         self.context_chars = context_chars
-        self.prompts = _portuguese_prompts() if language == "portuguese" else {}
+        self.prompts = portuguese_prompts() if language == "portuguese" else {}
 
     # --- public -------------------------------------------------------------------------
     def score_many(self, items: Iterable[RagasItem | Mapping[str, Any]]) -> list[RagasResult]:
@@ -687,23 +483,10 @@ def _checked(name: str, value: Any, outputs: list[Any]) -> tuple[float | None, s
 
 
 def ragas_scores(
-    items: Iterable[RagasItem | Mapping[str, Any]],
-    *,
-    base_url: str,
-    api_key: str | None,
-    model: str,
-    embedder: Embedder,
-    language: str = "portuguese",
-    metrics: Sequence[str] = METRICS,
-    max_workers: int = 1,
-    timeout: float = DEFAULT_TIMEOUT,
-    **options: Any,
+    items: Iterable[RagasItem | Mapping[str, Any]], **scorer: Any
 ) -> list[RagasResult]:
     """Score ``items`` (RagasItem or mappings with question, answer, contexts and optional
-    reference) with ragas; one RagasResult per item, in order. ``options`` go to RagasScorer
-    (retries, attempts, max_tokens, strictness, context_chars)."""
-    scorer = RagasScorer(
-        base_url=base_url, api_key=api_key, model=model, embedder=embedder, language=language,
-        metrics=metrics, max_workers=max_workers, timeout=timeout, **options,
-    )
-    return scorer.score_many(items)
+    reference) with ragas; one RagasResult per item, in order. ``scorer`` are RagasScorer's
+    keyword arguments (base_url, api_key, model and embedder required; language, metrics,
+    max_workers, timeout, retries, attempts, max_tokens, strictness, context_chars)."""
+    return RagasScorer(**scorer).score_many(items)

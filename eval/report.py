@@ -414,10 +414,51 @@ def _per_class_body(summary: dict[str, Any]) -> list[list[Any]]:
             for c in CLASSES if c in per]
 
 
+def _confusion_tables(summary: dict[str, Any]) -> list[tuple[str, list[str], list[list[Any]]]]:
+    """The two confusion matrices (automated, AR only) as (title, header, body), rows manual."""
+    tables = []
+    for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
+        table = confusion_frame(summary, which)
+        tables.append((title, ["manual \\ auto", *CLASSES],
+                       [[m, *table.loc[m].tolist()] for m in CLASSES]))
+    return tables
+
+
+def _ar_by_class(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """AR per manual class (count, mean, median) as (header, body)."""
+    return (["manual", "count", "mean", "median"],
+            [[c, *summary["ar_by_class"][c].values()] for c in CLASSES])
+
+
 def summary_markdown(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
     """The summary as Markdown: counts, agreement, confusion matrices, AR per class, retrieval."""
+    parts = _md_overview(summary)
+    if summary.get("by_confidence"):
+        parts += _md_confidence(summary)
+    if summary.get("by_kind"):
+        parts += ["", f"## {KIND_TITLE} ({KIND_COLUMN})", "",
+                  _md_table(KIND_HEADER, _kind_body(summary))]
+    for title, header, body in _confusion_tables(summary):
+        parts += ["", f"## Matriz de confusão: {title} (linhas: manual)", "",
+                  _md_table(header, body)]
+    parts += ["", "## AR por classe manual", "", _md_table(*_ar_by_class(summary))]
+    retrieval = summary.get("retrieval")
+    if retrieval:
+        parts += [
+            "",
+            "## Recuperação (spans de referência)",
+            "",
+            _md_table(list(retrieval), [list(retrieval.values())]),
+        ]
+    if summary.get("ragas"):
+        parts += ["", "## ragas", "", _md_table(RAGAS_HEADER, _ragas_body(summary))]
+    return "\n".join(parts) + "\n"
+
+
+def _md_overview(summary: dict[str, Any]) -> list[str]:
+    """The Markdown report's counts and its agreement with the manual labels."""
     missing = summary["missing"]
-    parts = [
+    return [
         "# Avaliação",
         "",
         f"- Perguntas: {summary['n']} (com anotação manual: {summary['n_manual']})",
@@ -436,46 +477,19 @@ def summary_markdown(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
         "",
         _md_table(["classe", "manual (n)", "precisão", "revocação"], _per_class_body(summary)),
     ]
-    if summary.get("by_confidence"):
-        parts += ["", "## Confiança da anotação automatizada", ""]
-        halves = _confidence_body(summary)
-        if halves:
-            parts += [_md_table(CONFIDENCE_HEADER, halves), ""]
-        parts += [CONFIDENCE_NOTE, "", _check_first(summary)]
-        if _calibration_body(summary):
-            parts += ["", _calibration_note(summary), "",
-                      _md_table(CALIBRATION_HEADER, _calibration_body(summary))]
-    if summary.get("by_kind"):
-        parts += ["", f"## {KIND_TITLE} ({KIND_COLUMN})", "",
-                  _md_table(KIND_HEADER, _kind_body(summary))]
-    for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
-        table = confusion_frame(summary, which)
-        parts += [
-            "",
-            f"## Matriz de confusão: {title} (linhas: manual)",
-            "",
-            _md_table(["manual \\ auto", *CLASSES], [[m, *table.loc[m].tolist()] for m in CLASSES]),
-        ]
-    parts += [
-        "",
-        "## AR por classe manual",
-        "",
-        _md_table(
-            ["manual", "count", "mean", "median"],
-            [[c, *summary["ar_by_class"][c].values()] for c in CLASSES],
-        ),
-    ]
-    retrieval = summary.get("retrieval")
-    if retrieval:
-        parts += [
-            "",
-            "## Recuperação (spans de referência)",
-            "",
-            _md_table(list(retrieval), [list(retrieval.values())]),
-        ]
-    if summary.get("ragas"):
-        parts += ["", "## ragas", "", _md_table(RAGAS_HEADER, _ragas_body(summary))]
-    return "\n".join(parts) + "\n"
+
+
+def _md_confidence(summary: dict[str, Any]) -> list[str]:
+    """The Markdown section on the label model's confidence and its calibration."""
+    parts = ["", "## Confiança da anotação automatizada", ""]
+    halves = _confidence_body(summary)
+    if halves:
+        parts += [_md_table(CONFIDENCE_HEADER, halves), ""]
+    parts += [CONFIDENCE_NOTE, "", _check_first(summary)]
+    if _calibration_body(summary):
+        parts += ["", _calibration_note(summary), "",
+                  _md_table(CALIBRATION_HEADER, _calibration_body(summary))]
+    return parts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -596,6 +610,39 @@ def _reliability(summary: dict[str, Any]) -> Callable[[Any], None]:
 def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
     """A self-contained HTML page: inline CSS, the summary tables, plots as base64 PNG, and a
     table of the questions."""
+    body = _html_overview(summary)
+    if summary.get("by_confidence"):
+        body += _html_confidence(summary)
+    if summary.get("by_kind"):
+        body += [f"<h2>{html.escape(KIND_TITLE)} ({KIND_COLUMN})</h2>",
+                 _html_table(KIND_HEADER, _kind_body(summary), cls="by-kind")]
+    for title, header, table in _confusion_tables(summary):
+        body += [f"<h2>Matriz de confusão: {html.escape(title)}</h2>", _html_table(header, table)]
+    body += ["<h2>AR por classe manual</h2>", _html_table(*_ar_by_class(summary))]
+    retrieval = summary.get("retrieval")
+    if retrieval:
+        body += ["<h2>Recuperação</h2>", _html_table(list(retrieval), [list(retrieval.values())])]
+    if summary.get("ragas"):
+        body += ["<h2>ragas</h2>", _html_table(RAGAS_HEADER, _ragas_body(summary))]
+    body.append('<div class="figures">')
+    body += [
+        f'<figure><img alt="{html.escape(t)}" src="data:image/png;base64,{png}">'
+        f"<figcaption>{html.escape(t)}</figcaption></figure>"
+        for t, png in _html_figures(rows, summary)
+    ]
+    body.append("</div>")
+    body += _html_questions(rows)
+    return (
+        '<!DOCTYPE html>\n<html lang="pt"><head><meta charset="utf-8">'
+        f"<title>Avaliação</title><style>{_CSS}</style></head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+def _html_figures(rows: pd.DataFrame, summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """(caption, base64 PNG) of each plot: the confusion heatmaps, AR per class, and the
+    reliability diagram when the label model's confidence is calibrated."""
     figures = [
         (
             "Matriz de confusão: anotação automatizada",
@@ -607,6 +654,14 @@ def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
         ),
         ("AR por classe manual", _png(_ar_histogram(rows), size=(5.0, 3.6))),
     ]
+    if summary.get("by_confidence") and _calibration_body(summary):
+        figures.append(("Calibração da confiança do modelo de rótulos",
+                        _png(_reliability(summary), size=(4.2, 3.6))))
+    return figures
+
+
+def _html_overview(summary: dict[str, Any]) -> list[str]:
+    """The HTML report's counts and its agreement with the manual labels."""
     missing = summary["missing"]
     counts = [
         ["Perguntas", summary["n"]],
@@ -618,7 +673,7 @@ def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
         ["Correção média", summary["correctness_mean"]],
         ["Spearman (AR × manual)", summary["spearman_ar_manual"]],
     ]
-    body = [
+    return [
         "<h1>Avaliação</h1>",
         _html_table(["", "valor"], counts),
         "<h2>Concordância com a anotação manual</h2>",
@@ -628,78 +683,40 @@ def summary_html(rows: pd.DataFrame, summary: dict[str, Any]) -> str:
         _html_table(["classe", "manual (n)", "precisão", "revocação"],
                     _per_class_body(summary), cls="per-class"),
     ]
-    if summary.get("by_confidence"):
-        body.append("<h2>Confiança da anotação automatizada</h2>")
-        halves = _confidence_body(summary)
-        if halves:
-            body.append(_html_table(CONFIDENCE_HEADER, halves, cls="confidence"))
-        body.append(f'<p class="check-first">{html.escape(CONFIDENCE_NOTE)} '
-                    f"{html.escape(_check_first(summary))}</p>")
-        if _calibration_body(summary):
-            body += [f"<p>{html.escape(_calibration_note(summary))}</p>",
-                     _html_table(CALIBRATION_HEADER, _calibration_body(summary),
-                                 cls="calibration")]
-            figures.append(("Calibração da confiança do modelo de rótulos",
-                            _png(_reliability(summary), size=(4.2, 3.6))))
-    if summary.get("by_kind"):
-        body += [f"<h2>{html.escape(KIND_TITLE)} ({KIND_COLUMN})</h2>",
-                 _html_table(KIND_HEADER, _kind_body(summary), cls="by-kind")]
-    for which, title in (("automated", "Anotação automatizada"), ("ar_only", "AR apenas")):
-        table = confusion_frame(summary, which)
-        body += [
-            f"<h2>Matriz de confusão: {html.escape(title)}</h2>",
-            _html_table(
-                ["manual \\ auto", *CLASSES], [[m, *table.loc[m].tolist()] for m in CLASSES]
-            ),
-        ]
-    body += [
-        "<h2>AR por classe manual</h2>",
+
+
+def _html_confidence(summary: dict[str, Any]) -> list[str]:
+    """The HTML section on the label model's confidence and its calibration."""
+    body = ["<h2>Confiança da anotação automatizada</h2>"]
+    halves = _confidence_body(summary)
+    if halves:
+        body.append(_html_table(CONFIDENCE_HEADER, halves, cls="confidence"))
+    body.append(f'<p class="check-first">{html.escape(CONFIDENCE_NOTE)} '
+                f"{html.escape(_check_first(summary))}</p>")
+    if _calibration_body(summary):
+        body += [f"<p>{html.escape(_calibration_note(summary))}</p>",
+                 _html_table(CALIBRATION_HEADER, _calibration_body(summary),
+                             cls="calibration")]
+    return body
+
+
+_QUESTION_COLUMNS = ("id", "question", "manual", "automated", "ar_only", "ar", "correctness",
+                     "ar_error")
+
+
+def _html_questions(rows: pd.DataFrame) -> list[str]:
+    """The table of the questions (those of ``_QUESTION_COLUMNS`` the rows have), if any."""
+    columns = [c for c in _QUESTION_COLUMNS if c in rows.columns]
+    if not columns:
+        return []
+    return [
+        "<h2>Perguntas</h2>",
         _html_table(
-            ["manual", "count", "mean", "median"],
-            [[c, *summary["ar_by_class"][c].values()] for c in CLASSES],
+            columns,
+            [[_column(rows, c)[i] for c in columns] for i in range(len(rows))],
+            cls="questions",
         ),
     ]
-    retrieval = summary.get("retrieval")
-    if retrieval:
-        body += ["<h2>Recuperação</h2>", _html_table(list(retrieval), [list(retrieval.values())])]
-    if summary.get("ragas"):
-        body += ["<h2>ragas</h2>", _html_table(RAGAS_HEADER, _ragas_body(summary))]
-    body.append('<div class="figures">')
-    body += [
-        f'<figure><img alt="{html.escape(t)}" src="data:image/png;base64,{png}">'
-        f"<figcaption>{html.escape(t)}</figcaption></figure>"
-        for t, png in figures
-    ]
-    body.append("</div>")
-    columns = [
-        c
-        for c in (
-            "id",
-            "question",
-            "manual",
-            "automated",
-            "ar_only",
-            "ar",
-            "correctness",
-            "ar_error",
-        )
-        if c in rows.columns
-    ]
-    if columns:
-        body += [
-            "<h2>Perguntas</h2>",
-            _html_table(
-                columns,
-                [[_column(rows, c)[i] for c in columns] for i in range(len(rows))],
-                cls="questions",
-            ),
-        ]
-    return (
-        '<!DOCTYPE html>\n<html lang="pt"><head><meta charset="utf-8">'
-        f"<title>Avaliação</title><style>{_CSS}</style></head>\n<body>\n"
-        + "\n".join(body)
-        + "\n</body></html>\n"
-    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -91,128 +91,216 @@ def _val(row: dict[str, Any], key: str) -> Any:
     return None if is_missing(v) else v
 
 
-def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
-    """One question: answer it (unless an answer is given), judge it, label it."""
-    question = str(row["question"])
-    given = _val(row, "answer")
-    contexts = row.get("contexts")
-    hits: list[Hit] = []
-    citations: list[dict[str, Any]] = []
-    error = None
+SearchFn = Callable[[str, int], list[Hit]]
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One question row, read once: what every stage of ``evaluate_item`` looks at."""
+
+    row: dict[str, Any]
+    question: str
+    given: Any
+    """The answer given with the question (None: this service answers it)."""
+    contexts: Any
+    gold_text: str | None
+    reference: Any
+    search: SearchFn | None
+
+    @property
+    def bare(self) -> bool:
+        """A given answer with no evidence of its own: no contexts and no gold span text."""
+        return self.given is not None and not self.contexts and not self.gold_text
+
+
+def _read_item(row: dict[str, Any], p: Pipeline) -> _Item:
     gold_text = _gold_text(row, p)
-    search = whole = p.search
-    lecture = _val(row, "gold_lecture")
-    search_in = p.search_in
-    if given is not None and lecture is not None and not gold_text and search_in is not None:
-        def search(text: str, k: int) -> list[Hit]:
-            # the lecture is known, the minute is not: its passages, not another lecture's
-            # (the whole index's when the index holds no such lecture)
-            found = search_in(text, k, [str(lecture)])
-            return found if found or whole is None else whole(text, k)
+    given = _val(row, "answer")
+    return _Item(row=row, question=str(row["question"]), given=given,
+                 contexts=row.get("contexts"), gold_text=gold_text,
+                 reference=_val(row, "reference_answer"),
+                 search=_item_search(p, given, _val(row, "gold_lecture"), gold_text))
+
+
+def _item_search(p: Pipeline, given: Any, lecture: Any, gold_text: str | None
+                 ) -> SearchFn | None:
+    """``p.search``, limited to the gold lecture for a given answer that names one but no span."""
+    whole, search_in = p.search, p.search_in
+    if given is None or lecture is None or gold_text or search_in is None:
+        return whole
+
+    def search(text: str, k: int) -> list[Hit]:
+        # the lecture is known, the minute is not: its passages, not another lecture's
+        # (the whole index's when the index holds no such lecture)
+        found = search_in(text, k, [str(lecture)])
+        return found if found or whole is None else whole(text, k)
+
+    return search
+
+
+def _retrieved(item: _Item, p: Pipeline) -> list[Hit]:
+    """The question's hits, when the item needs any."""
     # a given answer with a gold span is judged on what the lecture says there (and the
     # reference answer): nothing retrieved near the question would be better evidence
-    if (given is None or not contexts) and not (given is not None and gold_text):
-        if search is not None:
-            hits = search(question, p.k)
-        elif given is None:
-            raise InputError(f"item {row['id']}: no answer given and no index to search")
-    answer_text = given
-    read: list[str] = []
-    if answer_text is None:
-        if p.answer is None:
-            raise InputError(f"item {row['id']}: no answer given and no answerer")
-        try:
-            result = p.answer(question, hits)
-            answer_text = result.text
-            citations = [c.to_dict() for c in result.citations]
-            # the passages the generator read, when it says (the gated answerer): the judge
-            # checks the answer against the text the answerer saw
-            read = list(getattr(result, "contexts", None) or [])
-            if getattr(result, "error", None):
-                error = f"answer failed: {result.error}"
-                answer_text = None
-        except Exception as exc:  # noqa: BLE001 - recorded on the item, the run goes on
-            error = f"answer failed: {exc}"
-    texts = list(contexts) if contexts else (read or [h.text for h in hits])
-    if given is not None and not contexts and not gold_text and search is not None:
+    if item.given is not None and (item.contexts or item.gold_text):
+        return []
+    if item.search is not None:
+        return item.search(item.question, p.k)
+    if item.given is None:
+        raise InputError(f"item {item.row['id']}: no answer given and no index to search")
+    return []
+
+
+@dataclass
+class _Answered:
+    text: str | None
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)
+    """The passages the generator read, when it says."""
+    error: str | None = None
+
+
+def _answered(item: _Item, p: Pipeline, hits: list[Hit]) -> _Answered:
+    """The given answer, or this service's answer to the question over ``hits``."""
+    if item.given is not None:
+        return _Answered(item.given)
+    if p.answer is None:
+        raise InputError(f"item {item.row['id']}: no answer given and no answerer")
+    out = _Answered(None)
+    try:
+        result = p.answer(item.question, hits)
+        out.text = result.text
+        out.citations = [c.to_dict() for c in result.citations]
+        # the passages the generator read, when it says (the gated answerer): the judge
+        # checks the answer against the text the answerer saw
+        out.read = list(getattr(result, "contexts", None) or [])
+        if getattr(result, "error", None):
+            out.error = f"answer failed: {result.error}"
+            out.text = None
+    except Exception as exc:  # noqa: BLE001 - recorded on the item, the run goes on
+        out.error = f"answer failed: {exc}"
+    return out
+
+
+def _evidence_texts(item: _Item, answer: _Answered, hits: list[Hit]) -> list[str]:
+    """The texts the answer is judged on: given contexts, else what was read or retrieved."""
+    if item.contexts:
+        return list(item.contexts)
+    if item.bare and item.search is not None:
         # a given answer with no evidence of its own: the passages that bear on its claims
-        texts = [h.text for h in claim_evidence(search, answer_text, hits)]
+        return [h.text for h in claim_evidence(item.search, item.given, hits)]
+    return answer.read or [h.text for h in hits]
+
+
+def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
+    """One question: answer it (unless an answer is given), judge it, label it."""
+    item = _read_item(row, p)
+    hits = _retrieved(item, p)
+    answer = _answered(item, p, hits)
+    texts = _evidence_texts(item, answer, hits)
+    gold_text = item.gold_text
     judged_on = [gold_text, *(t for t in texts if t != gold_text)] if gold_text else texts
     out: dict[str, Any] = {
         k: (None if is_missing(v) else v) for k, v in row.items() if k != "contexts"
     }
     out.update(
-        answer=answer_text,
+        answer=answer.text,
         # what the label model reads this answer as: this service's own, or given
-        origin=AULA if given is None else out.get("origin"),
+        origin=AULA if item.given is None else out.get("origin"),
         segments=[h.to_dict() for h in hits],
-        contexts=texts if contexts else None,
-        citations=citations,
-        error=error,
+        contexts=texts if item.contexts else None,
+        citations=answer.citations,
+        error=answer.error,
     )
-    if answer_text is None:
-        out.update(ar_score=None, ar=None, ar_error=error, automated=None, ar_only=None,
-                   automated_confidence=None)
+    if answer.text is None:
+        out.update(ar_score=None, ar=None, ar_error=answer.error, automated=None,
+                   ar_only=None, automated_confidence=None)
         return out
-    ar = judge_item(p.judge, RELEVANCE, {"question": question, "answer": answer_text},
+    text = answer.text
+    ar = judge_item(p.judge, RELEVANCE, {"question": item.question, "answer": text},
                     samples=p.samples)
     out.update(ar_score=ar.score, ar=ar.fraction, ar_reasoning=ar.reasoning or ar.raw,
                ar_error=ar.error)
     checkable = p.correctness and bool(judged_on)  # no text: nothing to check the claims against
-    reference = _val(row, "reference_answer")
-    words = reference_words(question, answer_text, None if reference is None else str(reference))
-    out["reference_novelty"] = None if words is None else words["novelty"]
-    out["reference_recall"] = None if words is None else words["recall"]
-    if gold_text:
-        out.update(evidence_words(question, answer_text, gold_text))
-    # the evidence gain is read after the gold span only: read after the question's best
-    # windows instead, it told the labels apart less well (docs/judges.md, "Stop 44")
-    if p.likelihood is not None and (reference is not None or gold_text):
-        out.update(answer_gains(p.likelihood, question, answer_text,
-                                None if reference is None else str(reference), gold_text))
-    located = (search(located_query(question, answer_text), p.k)[:1]
-               if given is not None and not contexts and not gold_text and reference is None
-               and search is not None else [])
-    if located:
-        # neither a gold span nor a reference: the lecture's words and gain at the passage
-        # the question and the answer find together (docs/judges.md, "Stop 53")
-        top = located[0]
-        out.update(located_lecture=top.lecture_id, located_start=top.start,
-                   located_end=top.end)
-        out.update(located_signals(question, answer_text, top.text, p.likelihood,
-                                   p.matcher))
-    if p.likelihood is not None and (reference is not None or gold_text or located):
-        # the model every gain of this item was read with
-        out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
-    if p.verify is not None and p.correctness:
-        out["coverage_p"] = coverage(p.verify, question, answer_text)
-        if reference is not None:
-            out["reference_agree_p"] = reference_agreement(p.verify, question, answer_text,
-                                                           str(reference))
+    out.update(_evidence_signals(item, p, text))
+    out.update(_verifier_signals(item, p, text))
     if checkable:
-        if p.verify is not None:
-            cr = verify_claims(p.verify, answer_text, judged_on, reference,
-                               support_at=p.thresholds.support_at, strict=True)
-        else:
-            fields = correctness_fields(question, answer_text, judged_on, reference)
-            cr = judge_item(p.judge, CORRECTNESS, fields, samples=p.samples)
-        out.update(correctness_score=cr.score, correctness=cr.fraction,
-                   correctness_reasoning=cr.reasoning or cr.raw, correctness_error=cr.error,
-                   correctness_claim_p=list(cr.probabilities) or None,
-                   correctness_strict_p=list(cr.strict) or None)
+        out.update(_correctness(item, p, text, judged_on))
     out["ar_only"] = ar_only_label(ar.score)
     out["judge_model"] = p.judge_model() or None
     out["automated"], out["label_by"], out["automated_confidence"] = \
         labelled_with_confidence(out, p, checkable)
     if p.ragas is not None:
-        out.update(p.ragas({"question": question, "answer": answer_text, "contexts": texts,
-                            "reference": _val(row, "reference_answer")}).row())
-    start, end = _val(row, "gold_start"), _val(row, "gold_end")
-    if _val(row, "gold_lecture") is not None and start is not None and end is not None and hits:
-        # (a lecture without a span has no rank: its hits may have been searched within it)
-        gold = Span(str(row["gold_lecture"]), float(start), float(end))
-        out["hit_rank"] = first_hit_rank(gold, hits)
+        out.update(p.ragas({"question": item.question, "answer": text, "contexts": texts,
+                            "reference": item.reference}).row())
+    out.update(_hit_rank(row, hits))
     return out
+
+
+def _evidence_signals(item: _Item, p: Pipeline, answer: str) -> dict[str, Any]:
+    """The answer's words and likelihood gains against the reference, the gold span, or (with
+    neither) the passage the question and the answer find together."""
+    out: dict[str, Any] = {}
+    question, reference, gold_text = item.question, item.reference, item.gold_text
+    words = reference_words(question, answer, None if reference is None else str(reference))
+    out["reference_novelty"] = None if words is None else words["novelty"]
+    out["reference_recall"] = None if words is None else words["recall"]
+    if gold_text:
+        out.update(evidence_words(question, answer, gold_text))
+    # the evidence gain is read after the gold span only: read after the question's best
+    # windows instead, it told the labels apart less well (docs/judges.md)
+    if p.likelihood is not None and (reference is not None or gold_text):
+        out.update(answer_gains(p.likelihood, question, answer,
+                                None if reference is None else str(reference), gold_text))
+    located = (item.search(located_query(question, answer), p.k)[:1]
+               if item.bare and reference is None and item.search is not None else [])
+    if located:
+        # neither a gold span nor a reference: the lecture's words and gain at the passage
+        # the question and the answer find together (docs/judges.md)
+        top = located[0]
+        out.update(located_lecture=top.lecture_id, located_start=top.start,
+                   located_end=top.end)
+        out.update(located_signals(question, answer, top.text, p.likelihood, p.matcher))
+    if p.likelihood is not None and (reference is not None or gold_text or located):
+        # the model every gain of this item was read with
+        out["likelihood_model"] = getattr(p.likelihood, "model_id", "") or None
+    return out
+
+
+def _verifier_signals(item: _Item, p: Pipeline, answer: str) -> dict[str, Any]:
+    """The claim checker's coverage of the question and agreement with the reference."""
+    if p.verify is None or not p.correctness:
+        return {}
+    out: dict[str, Any] = {"coverage_p": coverage(p.verify, item.question, answer)}
+    if item.reference is not None:
+        out["reference_agree_p"] = reference_agreement(p.verify, item.question, answer,
+                                                       str(item.reference))
+    return out
+
+
+def _correctness(item: _Item, p: Pipeline, answer: str, judged_on: list[str]
+                 ) -> dict[str, Any]:
+    """Correctness against ``judged_on``: claim by claim, or by the CoT judge."""
+    if p.verify is not None:
+        cr = verify_claims(p.verify, answer, judged_on, item.reference,
+                           support_at=p.thresholds.support_at, strict=True)
+    else:
+        fields = correctness_fields(item.question, answer, judged_on, item.reference)
+        cr = judge_item(p.judge, CORRECTNESS, fields, samples=p.samples)
+    return dict(correctness_score=cr.score, correctness=cr.fraction,
+                correctness_reasoning=cr.reasoning or cr.raw, correctness_error=cr.error,
+                correctness_claim_p=list(cr.probabilities) or None,
+                correctness_strict_p=list(cr.strict) or None)
+
+
+def _hit_rank(row: dict[str, Any], hits: list[Hit]) -> dict[str, int | None]:
+    """``hit_rank``: the rank of the first hit in the gold span, when the item has a gold span
+    and hits (a lecture without a span has no rank: its hits may have been searched within it)."""
+    start, end = _val(row, "gold_start"), _val(row, "gold_end")
+    if _val(row, "gold_lecture") is None or start is None or end is None or not hits:
+        return {}
+    gold = Span(str(row["gold_lecture"]), float(start), float(end))
+    return {"hit_rank": first_hit_rank(gold, hits)}
 
 
 PER_CLAIM = 1

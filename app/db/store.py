@@ -420,19 +420,31 @@ def import_annotations(
     """Apply every row, or none: all rows are checked first and any bad one (unknown label,
     missing comment, unknown id, repeated id, stale version, or an annotation already there
     without a version to show the file knew it) raises ``ImportRejected`` naming each."""
-    errors: list[str] = []
-    ids: dict[str, int] = {}
-    for r in rows:
+    plan, errors = _import_plan(s, rows, overwrite)
+    if errors:
+        raise ImportRejected(errors)
+    for where, row, label, comment in plan:
         try:
-            ids[r.answer_id] = int(r.answer_id)
-        except ValueError:
-            pass
-    ids = {k: v for k, v in ids.items() if 1 <= v <= MAX_INT}  # others name no stored answer
+            _apply(s, row, label, comment, user, now, source)
+        except Conflict as exc:  # someone saved it while we imported: the caller rolls back
+            raise ImportRejected([f"{where}: version: {exc}"]) from exc
+    return ImportResult(changed=len(plan), unchanged=len(rows) - len(plan))
+
+
+_Planned = tuple[str, StoredAnswer, str, str | None]
+"""(where in the file, the stored answer, its new label, its new comment)."""
+
+
+def _import_plan(s: Session, rows: Sequence[ImportRow], overwrite: bool
+                 ) -> tuple[list[_Planned], list[str]]:
+    """The changes the rows ask for, and an error line for each row that cannot be applied."""
+    ids = _answer_ids(rows)
     found = {
         a.id: a
         for a in s.scalars(select(StoredAnswer).where(StoredAnswer.id.in_(set(ids.values()))))
     }
-    plan: list[tuple[str, StoredAnswer, str, str | None]] = []
+    errors: list[str] = []
+    plan: list[_Planned] = []
     seen: dict[int, str] = {}
     for r in rows:
         try:
@@ -454,27 +466,35 @@ def import_annotations(
         seen[row.id] = r.where
         if (row.manual, row.comment) == (label, comment):
             continue
-        if r.version is not None and r.version != row.version:
-            errors.append(
-                f"{r.where}: version: stale version {r.version}; item {row.id} is at version "
-                f"{row.version} ({_annotation(row)})"
-            )
-            continue
-        if r.version is None and row.manual is not None and not overwrite:
-            errors.append(
-                f"{r.where}: version: item {row.id} is already annotated ({_annotation(row)}); "
-                "give its version to replace it, or import with overwrite"
-            )
-            continue
-        plan.append((r.where, row, label, comment))
-    if errors:
-        raise ImportRejected(errors)
-    for where, row, label, comment in plan:
+        error = _version_error(r, row, overwrite)
+        if error:
+            errors.append(error)
+        else:
+            plan.append((r.where, row, label, comment))
+    return plan, errors
+
+
+def _answer_ids(rows: Sequence[ImportRow]) -> dict[str, int]:
+    """The rows' ids that could name a stored answer, as integers."""
+    ids: dict[str, int] = {}
+    for r in rows:
         try:
-            _apply(s, row, label, comment, user, now, source)
-        except Conflict as exc:  # someone saved it while we imported: the caller rolls back
-            raise ImportRejected([f"{where}: version: {exc}"]) from exc
-    return ImportResult(changed=len(plan), unchanged=len(rows) - len(plan))
+            ids[r.answer_id] = int(r.answer_id)
+        except ValueError:
+            pass
+    return {k: v for k, v in ids.items() if 1 <= v <= MAX_INT}  # others name no stored answer
+
+
+def _version_error(r: ImportRow, row: StoredAnswer, overwrite: bool) -> str | None:
+    """Why ``r`` may not replace the stored annotation: a stale version, or an annotation
+    already there that the file shows no sign of knowing (without ``overwrite``)."""
+    if r.version is not None and r.version != row.version:
+        return (f"{r.where}: version: stale version {r.version}; item {row.id} is at version "
+                f"{row.version} ({_annotation(row)})")
+    if r.version is None and row.manual is not None and not overwrite:
+        return (f"{r.where}: version: item {row.id} is already annotated ({_annotation(row)}); "
+                "give its version to replace it, or import with overwrite")
+    return None
 
 
 def _annotation(row: StoredAnswer) -> str:

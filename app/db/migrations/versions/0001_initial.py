@@ -22,7 +22,22 @@ def _ts(name: str, nullable: bool = False) -> sa.Column:  # type: ignore[type-ar
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 
+def _indexes(table: str, *columns: str) -> None:
+    """One single-column index per column, named ``ix_<table>_<column>``."""
+    for column in columns:
+        op.create_index(f"ix_{table}_{column}", table, [column])
+
+
 def upgrade() -> None:
+    _create_users()
+    _create_sessions()
+    _create_api_tokens()
+    _create_answers()
+    _create_annotation_history()
+
+
+def _create_users() -> None:
+    """Accounts: name, role and password hash."""
     op.create_table(
         "users",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -31,6 +46,10 @@ def upgrade() -> None:
         sa.Column("password_hash", sa.String(255), nullable=False),
         _ts("created_at"),
     )
+
+
+def _create_sessions() -> None:
+    """Browser sessions, with their CSRF token and expiry."""
     op.create_table(
         "sessions",
         sa.Column("token_hash", sa.String(64), primary_key=True),
@@ -40,8 +59,11 @@ def upgrade() -> None:
         _ts("created_at"),
         _ts("expires_at"),
     )
-    op.create_index("ix_sessions_user_id", "sessions", ["user_id"])
-    op.create_index("ix_sessions_expires_at", "sessions", ["expires_at"])
+    _indexes("sessions", "user_id", "expires_at")
+
+
+def _create_api_tokens() -> None:
+    """API tokens, stored hashed."""
     op.create_table(
         "api_tokens",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -50,7 +72,11 @@ def upgrade() -> None:
                   nullable=False),
         _ts("created_at"),
     )
-    op.create_index("ix_api_tokens_user_id", "api_tokens", ["user_id"])
+    _indexes("api_tokens", "user_id")
+
+
+def _create_answers() -> None:
+    """Each answer given, with its evidence, judge verdict and manual label."""
     op.create_table(
         "answers",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -76,10 +102,11 @@ def upgrade() -> None:
         _ts("annotated_at", nullable=True),
         sa.Column("version", sa.Integer(), nullable=False),
     )
-    op.create_index("ix_answers_created_at", "answers", ["created_at"])
-    op.create_index("ix_answers_ar", "answers", ["ar"])
-    op.create_index("ix_answers_automated", "answers", ["automated"])
-    op.create_index("ix_answers_manual", "answers", ["manual"])
+    _indexes("answers", "created_at", "ar", "automated", "manual")
+
+
+def _create_annotation_history() -> None:
+    """Every change of an answer's manual label or comment."""
     op.create_table(
         "annotation_history",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -95,8 +122,7 @@ def upgrade() -> None:
         sa.Column("source", sa.String(32), nullable=False),
         sa.UniqueConstraint("answer_id", "version", name="uq_history_version"),
     )
-    op.create_index("ix_annotation_history_answer_id", "annotation_history", ["answer_id"])
-
+    _indexes("annotation_history", "answer_id")
 
 def downgrade() -> None:
     op.drop_table("annotation_history")
