@@ -1,7 +1,7 @@
 """What a student gets for a question: the best moments first, then a cited answer or a plain
 "not covered", never a blank page.
 
-Two strategies (``Settings.answer_strategy``):
+Two strategies (``Settings.answer.strategy``):
 
 - ``gated`` (default, for the embedded 1.5B model): the top windows are focused to the sentences
   around the answer (``corpus.context.focus``); the evidence check (``app.evidence``) asks the
@@ -348,26 +348,26 @@ class Answerer:
                       embed: EmbedFn | None = None, embed_model_id: str | None = None
                       ) -> Answerer:
         cues_for = retriever.cues_for if retriever is not None else (lambda _hit: ())
-        course = CourseCheck.load(getattr(settings, "course_file", None))
+        course = CourseCheck.load(getattr(settings.answer, "course_file", None))
         if course is not None and course.model_id != embed_model_id:
             if embed is not None:
                 log.warning("course-question check off: it reads %s vectors, the index uses %s",
                             course.model_id, embed_model_id)
             course = None
         return cls(
-            llm=llm, embed=embed, cues_for=cues_for, strategy=settings.answer_strategy,
+            llm=llm, embed=embed, cues_for=cues_for, strategy=settings.answer.strategy,
             term_coverage=getattr(retriever, "term_coverage", None),
             rare_word=getattr(retriever, "said_in_few_lectures", None),
             lecture_windows=getattr(retriever, "lecture_windows", lambda _lecture: ()),
-            gate=Gate.load(settings.gate_file), candidates=settings.gate_candidates,
-            focus_windows=settings.focus_windows,
-            passage_chars=settings.passage_chars, max_passages=settings.answer_passages,
-            context_chars=settings.context_chars, max_tokens=settings.llm_max_tokens,
-            gated_max_tokens=settings.gated_max_tokens, postcheck=settings.answer_postcheck,
-            min_new_words=settings.answer_min_new_words, course=course,
-            mentions=settings.query_rewrite,
-            quote_min_p=settings.quote_min_p, quote_checks=settings.quote_checks,
-            quote_span=settings.quote_span,
+            gate=Gate.load(settings.answer.gate_file), candidates=settings.answer.gate_candidates,
+            focus_windows=settings.answer.focus_windows,
+            passage_chars=settings.answer.passage_chars, max_passages=settings.answer.passages,
+            context_chars=settings.llm.context_chars, max_tokens=settings.llm.max_tokens,
+            gated_max_tokens=settings.answer.gated_max_tokens, postcheck=settings.answer.postcheck,
+            min_new_words=settings.answer.min_new_words, course=course,
+            mentions=settings.search.query_rewrite,
+            quote_min_p=settings.answer.quote_min_p, quote_checks=settings.answer.quote_checks,
+            quote_span=settings.answer.quote_span,
         )
 
     def subject(self, query: str) -> str:

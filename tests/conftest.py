@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples" / "lectures"
 SHARED = ROOT.parent / "shared"
 CACHE = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
-"""Where the embedded models are unpacked (``Settings.cache_dir``)."""
+"""Where the embedded models are unpacked (``Settings.service.cache_dir``)."""
 
 
 @pytest.fixture(scope="session")

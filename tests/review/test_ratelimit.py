@@ -56,7 +56,7 @@ def _served(sample_index: Any, llm: FakeLLMServer, folder: Path, **over: Any
                         llm_base_url=llm.base_url, llm_model="fake-model",
                         database_url=f"sqlite:///{folder}/aula.db", rate_limit_store="memory",
                         **over)
-    db = open_database(settings.database_url)
+    db = open_database(settings.service.database_url)
     add_instructor(db)
     app = create_app(settings)
     with ServedApp(app, **server_options(settings)) as srv:
@@ -210,7 +210,8 @@ def test_concurrent_failed_logins_hash_a_bounded_number_at_once(direct: Served) 
         codes = list(pool.map(lambda n: login(direct, f"user{n % 3}", "errada-errada")
                               .status_code, range(16)))
     assert codes == [401] * 16
-    assert 1 <= auth.hashing.peak <= direct.app.state.services.settings.password_hashes == 2
+    hashes = direct.app.state.services.settings.security.password_hashes
+    assert 1 <= auth.hashing.peak <= hashes == 2
 
 
 def test_a_login_that_waits_too_long_for_hashing_is_refused_not_queued() -> None:
