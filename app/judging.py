@@ -111,11 +111,9 @@ def judge_client(settings: Settings, answer_llm: Any = None, stack: ExitStack | 
     """The judge's own endpoint when set, else ``answer_llm``, else (with ``stack``) the
     configured answerer LLM, started if it is the embedded one; None when there is none."""
     if settings.judge.base_url:
-        from app.llm import LLMClient
+        from app.llm import client_from_settings
 
-        return LLMClient(settings.judge.base_url, api_key=settings.judge.api_key,
-                         model=settings.judge.model or None, timeout=settings.llm.timeout,
-                         retries=settings.llm.retries)
+        return client_from_settings(settings, judge=True)
     if answer_llm is not None or stack is None:
         return answer_llm
     from app.services import build_llm

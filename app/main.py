@@ -20,8 +20,10 @@ log = logging.getLogger("aula")
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The Aula service; ``settings`` defaults to the environment's. From here on, no log line
     of this process shows a credential (``app.redaction``)."""
+    from app.config import set_process_env
     from app.redaction import install as redact_logs
 
+    set_process_env()
     redact_logs()
 
     @asynccontextmanager

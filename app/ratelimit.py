@@ -20,7 +20,6 @@ import hashlib
 import logging
 import math
 import multiprocessing
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -161,21 +160,18 @@ def _row_key(scope: str, key: str) -> str:
     return f"{scope}:sha256:{hashlib.sha256(key.encode()).hexdigest()}"
 
 
-def several_workers() -> bool:
+def several_workers(settings: Settings) -> bool:
     """Whether this process is one of several serving the app: uvicorn ``--workers`` (its
     workers are multiprocessing children), gunicorn, or ``WEB_CONCURRENCY`` above 1."""
-    try:
-        declared = int(os.environ.get("WEB_CONCURRENCY", "1"))
-    except ValueError:
-        declared = 1
-    return (declared > 1 or multiprocessing.parent_process() is not None
-            or os.environ.get("SERVER_SOFTWARE", "").startswith("gunicorn"))
+    return (settings.scale.web_concurrency > 1 or multiprocessing.parent_process() is not None
+            or settings.scale.server_software.startswith("gunicorn"))
 
 
 def build_limiters(settings: Settings, db: Database | None) -> dict[str, Limiter | None]:
     """The limiters the settings ask for, by name (None where the rate is 0)."""
     store = settings.scale.rate_limit_store
-    shared = db is not None and (store == "database" or (store == "auto" and several_workers()))
+    shared = db is not None and (
+        store == "database" or (store == "auto" and several_workers(settings)))
     rates = {"ask": settings.scale.ask_rate_per_minute,
              "search": settings.scale.search_rate_per_minute,
              "login_address": settings.security.login_rate_per_minute,

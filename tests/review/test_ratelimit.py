@@ -171,10 +171,10 @@ def test_several_processes_share_one_limit_through_the_database(tmp_path: Path) 
 
 def test_several_workers_pick_the_database_limit(db: Database,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = Settings(ask_rate_per_minute=30, search_rate_per_minute=0)
-    monkeypatch.setenv("WEB_CONCURRENCY", "4")
-    shared = build_limiters(settings, db)
+    monkeypatch.setenv("WEB_CONCURRENCY", "4")  # read with the other settings
+    shared = build_limiters(Settings(ask_rate_per_minute=30, search_rate_per_minute=0), db)
     monkeypatch.setenv("WEB_CONCURRENCY", "1")
+    settings = Settings(ask_rate_per_minute=30, search_rate_per_minute=0)
     alone = build_limiters(settings, db)
     assert isinstance(shared["ask"], DatabaseLimiter) and shared["search"] is None
     assert isinstance(alone["ask"], RateLimiter)
