@@ -210,7 +210,7 @@ class ServiceSettings(BaseModel):
 
     cache_dir: Path = Field(
         default_factory=default_cache_dir,
-        description="Where the embedded models are unpacked (default `~/.cache/aula`).")
+        description="Where the embedded models are unpacked.")
     media_dirs: str = Field(
         "", description="Folders (comma-separated) whose indexed recordings the pages may play, "
         "served with range requests; empty: no recording is served.")
