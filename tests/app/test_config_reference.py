@@ -20,7 +20,7 @@ def test_docs_configuration_is_what_the_code_renders() -> None:
 def test_every_setting_has_a_description_and_a_flat_name() -> None:
     s = Settings(_env_file=None)  # type: ignore[call-arg]
     places = set(FLAT_NAMES.values())
-    for group, model in type(s).model_fields.items():
+    for group in type(s).model_fields:
         for name, field in type(getattr(s, group)).model_fields.items():
             assert field.description, f"{group}.{name} has no description"
             assert f"{group}.{name}" in places, f"{group}.{name} has no flat name"
