@@ -292,8 +292,8 @@ def sync(index: Path | None = IndexOpt, json_out: bool = JsonOpt) -> None:
 
 def shared_store(s):  # type: ignore[no-untyped-def]
     """The shared vector store the settings name (AULA_VECTOR_STORE=milvus), else None."""
-    if s.vector_store != "milvus":
+    if s.index.vector_store != "milvus":
         return None
     from corpus.vector_store import MilvusStore, milvus_uri
 
-    return MilvusStore(milvus_uri(s), s.milvus_collection, token=s.milvus_token)
+    return MilvusStore(milvus_uri(s), s.index.milvus_collection, token=s.index.milvus_token)
