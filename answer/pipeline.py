@@ -103,20 +103,21 @@ class Pipeline:
     def from_settings(cls, settings: Any, llm: Any, retriever: Any = None,
                       embed: EmbedFn | None = None, embed_model_id: str | None = None
                       ) -> Pipeline:
+        a = settings.answer
         return cls(
-            llm=llm, embed=embed, strategy=settings.answer_strategy,
+            llm=llm, embed=embed, strategy=a.strategy,
             cues_for=retriever.cues_for if retriever is not None else (lambda _hit: ()),
             term_coverage=getattr(retriever, "term_coverage", None),
             rare_word=getattr(retriever, "said_in_few_lectures", None),
             lecture_windows=getattr(retriever, "lecture_windows", lambda _lecture: ()),
-            gate=Gate.load(settings.gate_file), candidates=settings.gate_candidates,
-            focus_windows=settings.focus_windows, passage_chars=settings.passage_chars,
-            max_passages=settings.answer_passages, context_chars=settings.context_chars,
-            max_tokens=settings.llm_max_tokens, gated_max_tokens=settings.gated_max_tokens,
-            postcheck=settings.answer_postcheck, min_new_words=settings.answer_min_new_words,
-            course=_course_check(settings.course_file, embed, embed_model_id),
-            mentions=settings.query_rewrite, quote_min_p=settings.quote_min_p,
-            quote_checks=settings.quote_checks, quote_span=settings.quote_span)
+            gate=Gate.load(a.gate_file), candidates=a.gate_candidates,
+            focus_windows=a.focus_windows, passage_chars=a.passage_chars,
+            max_passages=a.passages, context_chars=settings.llm.context_chars,
+            max_tokens=settings.llm.max_tokens, gated_max_tokens=a.gated_max_tokens,
+            postcheck=a.postcheck, min_new_words=a.min_new_words,
+            course=_course_check(a.course_file, embed, embed_model_id),
+            mentions=settings.search.query_rewrite, quote_min_p=a.quote_min_p,
+            quote_checks=a.quote_checks, quote_span=a.quote_span)
 
     @property
     def decider(self) -> Decider:

@@ -86,7 +86,7 @@ def search_text(text: str, *, rewrite: bool = True, lectures: Lang = "pt") -> st
 
 def understand(text: str, *, rewrite: bool = True, lectures: Lang = "pt") -> Question:
     """``text`` read once (see the module's docstring). ``rewrite``: the query rewriter
-    (``Settings.query_rewrite``); ``lectures``: the index's language."""
+    (``Settings.search.query_rewrite``); ``lectures``: the index's language."""
     if asks_nothing(text):
         asks: Asks = "nothing"
     elif asks_where(text):

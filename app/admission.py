@@ -63,7 +63,7 @@ class Admission:
 
     @classmethod
     def from_settings(cls, settings: Any) -> Admission:
-        return cls(settings.llm_slots, settings.ask_queue, settings.ask_deadline)
+        return cls(settings.scale.llm_slots, settings.scale.ask_queue, settings.scale.ask_deadline)
 
     @property
     def busy(self) -> int:

@@ -47,7 +47,7 @@ class EvalAnswer:
 def thresholds_for(path: Path | None, s: Settings | None = None) -> Thresholds:
     """``path`` when given, else ``AULA_LABEL_THRESHOLDS``, else the defaults; a file fitted
     on few items is said on stderr."""
-    path = path or (s.label_thresholds if s is not None else None)
+    path = path or (s.judge.label_thresholds if s is not None else None)
     th = load_thresholds(path)
     warning = thresholds_warning(path)
     if warning:
@@ -57,19 +57,19 @@ def thresholds_for(path: Path | None, s: Settings | None = None) -> Thresholds:
 
 def label_model_for(path: Path | None, s: Settings) -> LabelModel | None:
     """The label model in ``path``, else as the settings say (``app.judging``)."""
-    return load_label_model(path or s.label_thresholds)
+    return load_label_model(path or s.judge.label_thresholds)
 
 
 def ragas_scorer(s: Settings, answer_llm: Any, embedder: Any) -> Any:
     """ragas' ``score`` on the judge's endpoint (else the answerer's) with our E5 model."""
     from eval.ragas_metrics import RagasScorer  # ragas is heavy: only for --ragas
 
-    if s.judge_base_url:
-        base_url, api_key, model = s.judge_base_url, s.judge_api_key, s.judge_model or "default"
+    if s.judge.base_url:
+        base_url, api_key, model = s.judge.base_url, s.judge.api_key, s.judge.model or "default"
     else:
-        base_url, api_key, model = answer_llm.base_url, s.llm_api_key, answer_llm.model_id
+        base_url, api_key, model = answer_llm.base_url, s.llm.api_key, answer_llm.model_id
     return RagasScorer(base_url=base_url, api_key=api_key, model=model, embedder=embedder,
-                       timeout=s.llm_timeout, retries=s.llm_retries).score
+                       timeout=s.llm.timeout, retries=s.llm.retries).score
 
 
 def eval_pipeline(s: Any, services: Any, o: EvalOptions) -> Any:

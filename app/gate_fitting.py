@@ -113,5 +113,6 @@ def fit_gate(s: Settings, questions: Sequence[Path], *, split: str = "fit",
                         "questions_file": ", ".join(p.name for p in questions),
                         "split": split, "without_kind": list(without_kind),
                         "llm_check": any(p is not None for x in samples for p in x.probs),
-                        "candidates": s.gate_candidates, "passage_chars": s.passage_chars})
+                        "candidates": s.answer.gate_candidates,
+                        "passage_chars": s.answer.passage_chars})
     return gate, samples

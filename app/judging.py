@@ -110,12 +110,10 @@ def judge_client(settings: Settings, answer_llm: Any = None, stack: ExitStack | 
                  ) -> Any:
     """The judge's own endpoint when set, else ``answer_llm``, else (with ``stack``) the
     configured answerer LLM, started if it is the embedded one; None when there is none."""
-    if settings.judge_base_url:
-        from app.llm import LLMClient
+    if settings.judge.base_url:
+        from app.llm import client_from_settings
 
-        return LLMClient(settings.judge_base_url, api_key=settings.judge_api_key,
-                         model=settings.judge_model or None, timeout=settings.llm_timeout,
-                         retries=settings.llm_retries)
+        return client_from_settings(settings, judge=True)
     if answer_llm is not None or stack is None:
         return answer_llm
     from app.services import build_llm
@@ -128,7 +126,7 @@ def likelihood_scorer(settings: Settings) -> ContinuationScorer | None:
     and setting: a loaded model is shared by every pipeline."""
     from app.lm_scorer import scorer_for
 
-    return scorer_for(settings.judge_likelihood, settings.cache_dir)
+    return scorer_for(settings.judge.likelihood, settings.service.cache_dir)
 
 
 def judge_pipeline(settings: Settings, client: Any, *, samples: int = 1,
@@ -143,12 +141,13 @@ def judge_pipeline(settings: Settings, client: Any, *, samples: int = 1,
     def chat(messages: list[dict[str, str]]) -> str:
         return str(client.chat(messages, temperature=temperature, max_tokens=JUDGE_MAX_TOKENS))
 
-    claims = settings.judge_correctness == "claims" and hasattr(client, "first_token")
+    claims = settings.judge.correctness == "claims" and hasattr(client, "first_token")
     return Pipeline(
         judge=chat, verify=client.first_token if claims else None, samples=samples,
         judge_model=lambda: str(getattr(client, "model_id", "") or ""),
-        thresholds=thresholds or load_thresholds(settings.label_thresholds),
-        label_model=more.pop("label_model", None) or load_label_model(settings.label_thresholds),
+        thresholds=thresholds or load_thresholds(settings.judge.label_thresholds),
+        label_model=(more.pop("label_model", None)
+                     or load_label_model(settings.judge.label_thresholds)),
         likelihood=more.pop("likelihood", None) or likelihood_scorer(settings),
         **more)
 

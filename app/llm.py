@@ -266,19 +266,29 @@ class LLMClient:
         return min(delay, MAX_BACKOFF_S)
 
 
+EMBEDDED_MIN_TIMEOUT_S = 300.0
+"""The least seconds one call to the embedded model may take: on a CPU it reads a long prompt
+slowly."""
+
+
 def client_from_settings(
-    settings: Settings, base_url_override: str | None = None, *, model: str | None = None
+    settings: Settings, base_url_override: str | None = None, *, model: str | None = None,
+    judge: bool = False, default_model: str | None = None, min_timeout_s: float = 0.0,
 ) -> LLMClient:
-    """The client the settings describe; ``base_url_override`` points it elsewhere
-    (the embedded server), in which case ``model`` (or the server's own list) names the model.
-    """
-    base_url = base_url_override or settings.llm_base_url
+    """The one way a client is built from the settings: the answerer's endpoint
+    (``AULA_LLM_*``), or with ``judge`` the judge's (``AULA_JUDGE_*``). ``base_url_override``
+    points it elsewhere (the embedded server), without the endpoint's key, and ``model`` (or the
+    server's own list) names the model; else ``model``, the endpoint's model, ``default_model``
+    (None: the server's own list), the first set. Timeout and retries are ``AULA_LLM_TIMEOUT``
+    (at least ``min_timeout_s``) and ``AULA_LLM_RETRIES`` for both endpoints."""
+    endpoint = settings.judge if judge else settings.llm
+    base_url = base_url_override or endpoint.base_url
     if not base_url:
         raise LLMError("no LLM endpoint configured (set AULA_LLM_BASE_URL or OPENAI_BASE_URL)")
     return LLMClient(
         base_url,
-        api_key=settings.llm_api_key,
-        model=model if base_url_override else (model or settings.llm_model),
-        timeout=settings.llm_timeout,
-        retries=settings.llm_retries,
+        api_key=None if base_url_override else endpoint.api_key,
+        model=model if base_url_override else (model or endpoint.model or default_model),
+        timeout=max(settings.llm.timeout, min_timeout_s),
+        retries=settings.llm.retries,
     )

@@ -20,8 +20,10 @@ log = logging.getLogger("aula")
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The Aula service; ``settings`` defaults to the environment's. From here on, no log line
     of this process shows a credential (``app.redaction``)."""
+    from app.config import set_process_env
     from app.redaction import install as redact_logs
 
+    set_process_env()
     redact_logs()
     conf = settings or get_settings()
     app = FastAPI(
@@ -29,14 +31,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Perguntas sobre aulas gravadas, respondidas com citações ao segundo.",
         version="0.1.0",
         lifespan=_lifespan(settings),
-        docs_url="/docs" if conf.api_docs else None,
-        redoc_url="/redoc" if conf.api_docs else None,
+        docs_url="/docs" if conf.security.api_docs else None,
+        redoc_url="/redoc" if conf.security.api_docs else None,
         responses=error_responses(400, 413, 422),
     )
     from app.security import SecurityMiddleware
 
-    app.add_middleware(SecurityMiddleware, max_body=conf.max_body_bytes,
-                       limits={"/api/review/import": conf.max_import_bytes})
+    app.add_middleware(SecurityMiddleware, max_body=conf.security.max_body_bytes,
+                       limits={"/api/review/import": conf.security.max_import_bytes})
     app.exception_handler(RequestValidationError)(_validation)
     _database_errors(app)
     _include_routers(app)
@@ -106,14 +108,14 @@ def _open_review(app: FastAPI, services: Services) -> None:
     from app.recorder import AnswerRecorder
 
     s = services.settings
-    services.db = open_database(s.database_url, timeout=s.database_timeout)
+    services.db = open_database(s.service.database_url, timeout=s.service.database_timeout)
     services.stack.callback(services.db.close)
     app.state.recorder = AnswerRecorder.from_settings(s, services.db, services.llm)
     services.stack.callback(app.state.recorder.close)
     install_limiters(app, s, services.db)
     app.state.admission = Admission.from_settings(s)
     services.stack.callback(app.state.admission.close)
-    hashing.resize(s.password_hashes, s.password_hash_wait)
+    hashing.resize(s.security.password_hashes, s.security.password_hash_wait)
 
 
 def _database_errors(app: FastAPI) -> None:

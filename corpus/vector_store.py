@@ -333,12 +333,12 @@ def open_vector_store(settings: Any, data: IndexData | None = None, *,
                       shared: MilvusStore | None = None) -> VectorStore:
     """The store the settings name, over ``data`` (the folder's, loaded) when given;
     ``shared``: a Milvus store already connected, re-used with ``data``'s statistics."""
-    kind = getattr(settings, "vector_store", "faiss")
+    kind = getattr(settings.index, "vector_store", "faiss")
     if kind == "milvus":
         if shared is not None and data is not None:
             return shared.for_texts(data.segments["text"].tolist())
-        return MilvusStore(milvus_uri(settings), settings.milvus_collection,
-                           token=settings.milvus_token,
+        return MilvusStore(milvus_uri(settings), settings.index.milvus_collection,
+                           token=settings.index.milvus_token,
                            texts=data.segments["text"].tolist() if data is not None else None)
     if data is None:
         raise VectorStoreError("the folder store needs the loaded index")
@@ -347,4 +347,4 @@ def open_vector_store(settings: Any, data: IndexData | None = None, *,
 
 def milvus_uri(settings: Any) -> str:
     """``AULA_MILVUS_URI``, or milvus-lite in ``INDEX_DIR/milvus.db`` for one machine."""
-    return settings.milvus_uri or str(settings.index_dir / "milvus.db")
+    return settings.index.milvus_uri or str(settings.index.dir / "milvus.db")

@@ -29,7 +29,8 @@ caller's; with ``samples > 1`` it should sample, e.g. temperature 0.7)."""
 
 MAX_SCORE = 3
 DEFAULT_CONTEXT_CHARS = CONTEXT_CHARS
-"""The answerer's budget (``Settings.context_chars``): the judge reads what the answerer read."""
+"""The answerer's budget (``Settings.llm.context_chars``): the judge reads what the answerer
+read."""
 
 
 @dataclass(frozen=True)

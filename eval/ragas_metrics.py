@@ -58,14 +58,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import os
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-os.environ["RAGAS_DO_NOT_TRACK"] = "true"  # before ragas is imported: no telemetry posts
 
 import openai  # noqa: E402
 import pydantic  # noqa: E402

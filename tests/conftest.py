@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["RAGAS_DO_NOT_TRACK"] = "true"  # no telemetry posts from ragas
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The judge's likelihood scorer loads the 1.5B model in-process (about a minute): off unless a
 # test asks for it (tests/eval/test_likelihood.py runs the real one).
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples" / "lectures"
 SHARED = ROOT.parent / "shared"
 CACHE = Path(os.environ.get("AULA_CACHE_DIR", Path.home() / ".cache" / "aula"))
-"""Where the embedded models are unpacked (``Settings.cache_dir``)."""
+"""Where the embedded models are unpacked (``Settings.service.cache_dir``)."""
 
 
 def _load_each_embedder_once() -> None:

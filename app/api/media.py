@@ -28,7 +28,7 @@ NOT_SERVED = "esta aula não tem gravação servida por aqui"
 def media_roots(settings: Settings) -> list[Path]:
     """The configured media folders, resolved (links followed); missing ones left out."""
     roots = []
-    for raw in settings.media_dirs.split(","):
+    for raw in settings.service.media_dirs.split(","):
         if raw.strip():
             root = Path(raw.strip()).expanduser().resolve()
             if root.is_dir():

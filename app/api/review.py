@@ -105,7 +105,7 @@ def review_login(body: LoginIn, request: Request, db: DatabaseDep) -> Response:
     """JSON only, so a cross-site HTML form cannot post it; the reply carries the CSRF token
     the page sends back in ``X-CSRF-Token`` on every write."""
     settings = request.app.state.services.settings
-    minutes = settings.session_minutes
+    minutes = settings.security.session_minutes
     got = throttled_login(request, db, body.name, body.password, timedelta(minutes=minutes))
     if got is None:
         raise HTTPException(401, "nome ou senha incorretos")
@@ -115,7 +115,7 @@ def review_login(body: LoginIn, request: Request, db: DatabaseDep) -> Response:
     resp.set_cookie(SESSION_COOKIE, token, max_age=int(minutes * 60), httponly=True,
                     samesite="strict", path="/",
                     # behind a TLS proxy the scheme is https only when the proxy is trusted
-                    secure=settings.secure_cookies or request.url.scheme == "https")
+                    secure=settings.security.secure_cookies or request.url.scheme == "https")
     return resp
 
 

@@ -34,7 +34,9 @@ _register_optional()
 
 
 def main() -> None:
+    from app.config import set_process_env
     from app.redaction import install as redact_logs
 
+    set_process_env()
     redact_logs()  # no log line shows a credential
     cli()

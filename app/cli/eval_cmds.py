@@ -71,7 +71,7 @@ def eval_cmd(
     options = EvalOptions(samples=samples, thresholds=thresholds, k=k,
                           correctness=not no_correctness, ragas=ragas)
     with one_line_errors():
-        qs = _known_gold_lectures(load_questions(questions), IndexStore(s.index_dir).lectures())
+        qs = _known_gold_lectures(load_questions(questions), IndexStore(s.index.dir).lectures())
         if ray:
             with RayEvaluator(s, options, address=ray, workers=ray_workers) as workers:
                 items = run_batch(qs, None, out, progress=not json_out,
@@ -366,12 +366,12 @@ def fit_fusion(
         _warn_unknown_lectures(unknown, "questions", "; left out of the fit")
         if not qs:
             raise InputError(f"{questions[0]}: no question's gold lecture is in the index at "
-                             f"{s.index_dir} (another index's questions?)")
+                             f"{s.index.dir} (another index's questions?)")
         fusion = fit_on(retriever, qs, fitted_on=", ".join(p.name for p in questions)
                         + (f"; split {split}" if split else ""))
         fitted, _ = run(retriever, qs, fusion=fusion)
         before, _ = run(retriever, qs, fusion=FIRST_SLICE, links_at_window_start=True)
-        target = out or (s.index_dir / INDEX_FILE)
+        target = out or (s.index.dir / INDEX_FILE)
         fusion.save(target)
     report = {"file": str(target), "questions": len(qs), "weights": fusion.weights,
               "method": fusion.method, "fitted": fitted, "first_slice_hybrid": before}

@@ -33,7 +33,8 @@ def database() -> Iterator[object]:
 
     s = get_settings()
     with one_line_errors():
-        db = open_database(s.database_url, timeout=s.database_timeout, migrate=False)
+        db = open_database(s.service.database_url, timeout=s.service.database_timeout,
+                           migrate=False)
         try:
             try:
                 db.ensure_ready()
@@ -87,7 +88,7 @@ def users_token(
     from app.auth import issue_token, token_expiry
 
     with one_line_errors():
-        expires = token_expiry(days or get_settings().token_days)
+        expires = token_expiry(days or get_settings().security.token_days)
     with database() as db, one_line_errors():
         token = issue_token(db, name, expires)  # type: ignore[arg-type]
     if json_out:

@@ -31,7 +31,7 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     s = settings_for(index)
     with one_line_errors():
-        s.index_dir  # noqa: B018 - settings validated before the server starts
+        s.index.dir  # noqa: B018 - settings validated before the server starts
         from app.serving import uvicorn_options
 
         uvicorn.run(create_app(s), host=host, port=port, log_level="info",

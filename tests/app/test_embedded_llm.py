@@ -84,7 +84,7 @@ def test_embedded_server_answers_in_portuguese() -> None:
     from app.llm import LLMClient, LLMError
     from corpus.models import Hit
 
-    path = assemble_gguf(get_settings().cache_dir)
+    path = assemble_gguf(get_settings().service.cache_dir)
     hits = [
         Hit(1, 0.9, "redes", "Redes neurais", "", 600, 720,
             "hoje a função de ativação mais usada nas camadas escondidas é a ReLU, a unidade "

@@ -144,7 +144,7 @@ def test_ask_is_rate_limited_per_client(site: Site) -> None:
 
 def test_a_locked_database_answers_503_and_ask_still_answers(site: Site) -> None:
     [answer_id] = seed(site.db, 1)
-    path = site.settings.database_url.removeprefix("sqlite:///")
+    path = site.settings.service.database_url.removeprefix("sqlite:///")
     with httpx.Client(timeout=60) as c:
         h = {"X-CSRF-Token": site.login(c)}
         url = site.url + f"/api/review/items/{answer_id}/annotation"

@@ -44,13 +44,13 @@ def test_users_add_hashes_the_password_and_refuses_a_repeat(url: str) -> None:
 
 
 def test_a_token_from_the_cli_opens_the_api(site: Site, tmp_path: Path) -> None:
-    r = run(["users", "token", "ana"], site.settings.database_url)
+    r = run(["users", "token", "ana"], site.settings.service.database_url)
     assert r.returncode == 0, r.stderr
     token = r.stdout.strip()
     got = httpx.get(site.url + "/api/review/items",
                     headers={"Authorization": f"Bearer {token}"})
     assert got.status_code == 200
-    unknown = run(["users", "token", "zeca"], site.settings.database_url)
+    unknown = run(["users", "token", "zeca"], site.settings.service.database_url)
     assert unknown.returncode == 1 and "zeca" in unknown.stderr
 
 

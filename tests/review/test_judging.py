@@ -53,7 +53,7 @@ def test_the_service_and_aula_judge_label_an_answer_alike(site: Site, tmp_path: 
     file = tmp_path / "answers.jsonl"
     file.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "AULA_LLM_BASE_URL": site.llm.base_url,
-           "AULA_LLM_MODEL": "fake-model", "AULA_INDEX_DIR": str(site.settings.index_dir)}
+           "AULA_LLM_MODEL": "fake-model", "AULA_INDEX_DIR": str(site.settings.index.dir)}
     res = subprocess.run([sys.executable, "-m", "app.cli", "judge", str(file), "--json"],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert res.returncode == 0, res.stderr

@@ -56,7 +56,7 @@ def _served(sample_index: Any, llm: FakeLLMServer, folder: Path, **over: Any
                         llm_base_url=llm.base_url, llm_model="fake-model",
                         database_url=f"sqlite:///{folder}/aula.db", rate_limit_store="memory",
                         **over)
-    db = open_database(settings.database_url)
+    db = open_database(settings.service.database_url)
     add_instructor(db)
     app = create_app(settings)
     with ServedApp(app, **server_options(settings)) as srv:
@@ -171,10 +171,10 @@ def test_several_processes_share_one_limit_through_the_database(tmp_path: Path) 
 
 def test_several_workers_pick_the_database_limit(db: Database,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = Settings(ask_rate_per_minute=30, search_rate_per_minute=0)
-    monkeypatch.setenv("WEB_CONCURRENCY", "4")
-    shared = build_limiters(settings, db)
+    monkeypatch.setenv("WEB_CONCURRENCY", "4")  # read with the other settings
+    shared = build_limiters(Settings(ask_rate_per_minute=30, search_rate_per_minute=0), db)
     monkeypatch.setenv("WEB_CONCURRENCY", "1")
+    settings = Settings(ask_rate_per_minute=30, search_rate_per_minute=0)
     alone = build_limiters(settings, db)
     assert isinstance(shared["ask"], DatabaseLimiter) and shared["search"] is None
     assert isinstance(alone["ask"], RateLimiter)
@@ -210,7 +210,8 @@ def test_concurrent_failed_logins_hash_a_bounded_number_at_once(direct: Served) 
         codes = list(pool.map(lambda n: login(direct, f"user{n % 3}", "errada-errada")
                               .status_code, range(16)))
     assert codes == [401] * 16
-    assert 1 <= auth.hashing.peak <= direct.app.state.services.settings.password_hashes == 2
+    hashes = direct.app.state.services.settings.security.password_hashes
+    assert 1 <= auth.hashing.peak <= hashes == 2
 
 
 def test_a_login_that_waits_too_long_for_hashing_is_refused_not_queued() -> None:

@@ -22,7 +22,7 @@ def _url() -> str:
     from app.config import get_settings
     from app.db.session import prepare_url
 
-    return prepare_url(get_settings().database_url)
+    return prepare_url(get_settings().service.database_url)
 
 
 def _configure(connection: Connection) -> None:
