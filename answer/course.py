@@ -5,7 +5,7 @@ due?": recorded lectures cannot answer them, but their words are in the lectures
 "prova", "aula"), so retrieval scores them like a covered question, and the evidence gate, which
 reads retrieval scores, let almost half of the gate bench's held-out Portuguese ones through (a
 "slides" question got an answer about sliding a number line). Two cheaper ways were measured
-and not taken (stop 27):
+and not taken:
 
 - the embedded LLM, asked "is this question about the course's organisation?", said yes with
   P 0.74-0.91 to logistics questions and 0.79-0.86 to questions about mathematics;
@@ -48,7 +48,7 @@ SUBJECT_KINDS = frozenset({"answerable", "neighbouring subject", "other subject"
 MARGIN = 0.05
 
 # The words a question about the course's organisation uses (accents folded): exams, grades,
-# deadlines, materials, rooms, the course and its staff. Written at stop 46 from what such
+# deadlines, materials, rooms, the course and its staff. Written from what such
 # questions ask; 99 of the benches' 101 course questions said one (the other two said
 # "trancamento" and "absences", added then).
 COURSE_WORDS = frozenset("""

@@ -93,7 +93,7 @@ _STUDENT_WORDS = frozenset(
     "pq porque oq q vc voce voces tb tbm hj qdo qnd qual quais como onde quando entao entender "
     "entendi aula aulas professor video videos explica explicar explique sobre alguem pode "
     "gente seria fazer faz funciona isso esse essa pra para com sem mais menos muito qual "
-    # stop 42: "meu prof", "resume o vídeo", and "embaixo" where the lectures say "abaixo"
+    # "meu prof", "resume o vídeo", and "embaixo" where the lectures say "abaixo"
     # or "sob" ("a área embaixo do gráfico", "aquele n! embaixo")
     "prof profe profa resume resuma resumir resumo embaixo "
     "what when where which does have that this with from about explain video lecture".split()
@@ -141,7 +141,7 @@ def term_coverage(question: str, texts: Sequence[str],
     stem, ``corpus.bm25.stem``): a student's verb is rarely in the lecture's tense, nor an
     adjective in its gender ("sigmoide ainda é usada hj em dia ou todo mundo trocou por relu?"
     found half its words, the windows saying "usados", not "usada", and was declined). Measured
-    with the shipped gate before it was taken (stop 41, offline over the answer bench's 3b1b-pt
+    with the shipped gate before it was taken (offline over the answer bench's 3b1b-pt
     index): the 60 held-out Portuguese questions answered 51 → 55, their lecture-mentioning
     rephrasings 51 → 52 (fitting 37 → 38 of 40); the gate bench's neighbouring subjects let
     through and course questions unchanged (fitting 5/20 and 0/8, test 11/20 and 0/7).
@@ -150,7 +150,7 @@ def term_coverage(question: str, texts: Sequence[str],
     ``Retriever.said_in_few_lectures``) is the question's subject, not its phrasing, and counts:
     "qual a probabilidade no problema do aniversario" found every other word near a coin-flip
     passage and was answered with it; of 3b1b-pt's 126 lectures, one says "aniversário".
-    Stop 45, offline over the answer bench's index with the shipped gate (docs/answers.md):
+    Offline over the answer bench's index with the shipped gate (docs/answers.md):
     3 decisions changed on 412 Portuguese bench questions, all for the better."""
     pt = detect_language(question) == "pt"
     common = common_words("pt", COMMON_WORDS) if pt else frozenset()
@@ -210,7 +210,7 @@ def top_unit(hits: Sequence[Any]) -> float:
     A window's cosine is diluted by the rest of its two minutes, and more for a short question:
     "o que é a regra de cramer?" reaches 0.853 with the Cramer's-rule lecture first, as low as
     questions on subjects the lectures never teach ("o que é a transformada z?" 0.879), while
-    its best unit reaches 0.896 (0.880). Read by the shipped gate since stop 47
+    its best unit reaches 0.896 (0.880). Read by the shipped gate
     (docs/answers.md: held-out Portuguese questions on neighbouring subjects declined 0.45 ->
     0.80, answerable ones answered 1.0 -> 1.0)."""
     units = [float(h.unit_score) for h in hits if getattr(h, "unit_score", None) is not None]

@@ -4,7 +4,7 @@ lecture, whose translation says "consulta", "chave" and "valor").
 
 Read by the evidence gate's ``term_coverage`` only: a question's English term counts as found
 when the retrieved windows say it or one of its Portuguese words. Search is not given these
-words (stop 28 measured such a glossary in the query and did not take it: docs/search.md).
+words (a glossary in the query was measured and not taken: docs/search.md).
 Keys and words are lower case without accents; a glossary word matches when the
 windows say it whole or with the same Snowball stem (not by its first five letters, as the
 question's own words match)."""
@@ -63,7 +63,7 @@ def portuguese_words(term: str) -> tuple[str, ...]:
     return ENGLISH_TO_PORTUGUESE.get(term, ())
 
 
-# English names of a concept (several words long, and since stop 47 three single words: "span",
+# English names of a concept (several words long, and three single words: "span",
 # "rank" and a matrix's "posto") that the Portuguese lectures never say in
 # English, with the words their translation says (counted over 3b1b-pt: "regra da cadeia" 24
 # times, "produto escalar" 103, "função de custo" 43, "cabeça de atenção" 12, "chain rule",

@@ -87,7 +87,7 @@ def no_reference_warning(rows: Sequence[Mapping[str, Any]], judge_model: str | N
     """A warning when the embedded judge labelled given answers that came with no reference
     answer: whatever else they came with (a gold span, contexts, nothing), its labels agreed
     with instructors' far less on those on our bench (``bench/judge_agreement.py``,
-    docs/judges.md, "Stop 55")."""
+    docs/judges.md)."""
     from app.embedded_llm import MODEL_ID
     from eval.metrics import is_missing
 

@@ -74,7 +74,7 @@ SAMPLES_EN = ROOT / "bench" / "data" / "gate_samples_karpathy.jsonl"
 COURSE_SET = ROOT / "bench" / "data" / "course_questions.jsonl"
 MENTIONS = ROOT / "bench" / "data" / "questions_lecture_refs.jsonl"
 SHORT_SET = ROOT / "bench" / "data" / "gate_short_3b1b.jsonl"
-PREVIOUS = ROOT / "bench" / "data" / "gate_stop46.json"
+PREVIOUS = ROOT / "bench" / "data" / "gate_previous.json"
 """The gate shipped before the unit-similarity one (top retrieval score and term coverage): the
 baseline."""
 

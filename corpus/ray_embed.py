@@ -1,4 +1,4 @@
-"""Passage embedding spread over a Ray cluster (``aula ingest --ray``), issue 12 item 3.
+"""Passage embedding spread over a Ray cluster (``aula ingest --ray``).
 
 Embedding is the cost of ingest; reading and cutting transcripts is not (the windows and units
 are cut on the machine that runs ``aula ingest``, which then writes the index folder and the

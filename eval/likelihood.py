@@ -1,4 +1,4 @@
-"""How much more likely the instructor's reference answer makes the judged answer (issue 11).
+"""How much more likely the instructor's reference answer makes the judged answer.
 
 A language model reads the student's question and then the judged answer as its own reply,
 twice: once after reading the reference answer ("the right answer, as the lecture gives it"),
@@ -14,9 +14,9 @@ percentile told the labels apart less well on the judge bench's fitting part;
 docs/judges.md). Beside it, read from the same two passes at no extra cost,
 ``reference_gain_low``: the mean gain of the answer's worst stretch of ``WINDOW`` tokens, meant
 for the answer right but for one part. Offered to the label model beside the mean, forward
-selection kept it on the fitting part and it helped the test part a little too (docs/judges.md,
-"Stop 35"); on a single answer it need not fall on the slip (a loosely worded clause can be the
-worst stretch), so it is read only through the fitted model.
+selection kept it on the fitting part and it helped the test part a little too
+(docs/judges.md); on a single answer it need not fall on the slip (a loosely worded clause
+can be the worst stretch), so it is read only through the fitted model.
 
 It needs the log-probabilities of a given text, which an OpenAI-compatible chat endpoint does
 not return (llama.cpp's server has no prompt log-probabilities), so the scorer is a model run in
@@ -57,7 +57,7 @@ MAX_CHARS = 1500
 part says whether it follows the reference; the cost grows with the length)."""
 WINDOW = 40
 """Tokens in the stretch ``reference_gain_low`` reads (a sentence or two; chosen on the judge
-bench's fitting part among 6 to 64, docs/judges.md, "Stop 35")."""
+bench's fitting part among 6 to 64, docs/judges.md)."""
 
 
 class ContinuationScorer(Protocol):

@@ -212,7 +212,7 @@ def located_query(question: str, answer: str) -> str:
     """What the judge searches the lectures with to locate where they say what an answer
     should: the question and the answer together. On the judge set's 170 answers the first
     passage found so overlaps the gold span for 141, against 120 searched with the question
-    alone (docs/judges.md, "Stop 53")."""
+    alone (docs/judges.md)."""
     return f"{question} {answer}"
 
 
@@ -244,7 +244,7 @@ def located_signals(question: str, answer: str, passage: str,
     retriever puts first for ``located_query``, as the ``LOCATED_FEATURES``: for an answer
     given with neither a gold span nor a reference answer, what the lecture most likely says
     where it answers. The match, like the words, is
-    read only for an answer in the passage's language (docs/judges.md, "Stop 54")."""
+    read only for an answer in the passage's language (docs/judges.md)."""
     words = evidence_words(question, answer, passage)
     out: dict[str, Any] = {"located_novelty": words["evidence_novelty"],
                            "located_recall": words["evidence_recall"],

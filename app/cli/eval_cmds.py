@@ -305,7 +305,7 @@ def fit_gate(
     fallback: Path | None = typer.Option(
         None, "--fallback", help="A gate file whose model also covers a question when every "
         "rare word of it is in the best passage (idf_cov >= 0.99, term_cov 1): for corpora "
-        "whose similarities run lower than the fitting ones (bench/data/gate_stop46.json)."),
+        "whose similarities run lower than the fitting ones (bench/data/gate_previous.json)."),
     strict: bool = typer.Option(
         False, "--strict", help="Answer only from the P(covered) at which none of the fitting "
         "questions the lectures do not cover is answered (0.5, 0.6, ... 0.95), not from 0.5: "
