@@ -8,14 +8,15 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from answer.check import without_foreign_links
 from answer.citations import EmbedFn, cite
 from answer.prompts import NOT_COVERED, build_messages
 from answer.question import Question
 from answer.replies import Answer, Moments, Reply, failed, hit_moment
-from app.llm import ChatModel, LLMError, Message
+from app.llm import ChatModel, LLMError
 from corpus.context import CONTEXT_CHARS  # one default budget for every prompt
 from corpus.language import Lang, detect_language
 from corpus.models import Hit
@@ -59,70 +60,62 @@ def _finish(
     return Answer(text, citations, True, llm.model_id, lang, timings, used)
 
 
-def _prompt(question: str, hits: Sequence[Hit], llm: ChatModel, budget: int, lang: Lang | None
-            ) -> tuple[Lang, list[Message], int] | Answer:
-    """The prompt and how many hits it shows; with no hits, the not-covered answer."""
-    lang = lang or detect_language(question)
+@dataclass(frozen=True)
+class DirectOptions:
+    """How the ``direct`` answer is written: its token limit, the prompt's character budget,
+    and its language (None: the question's)."""
+
+    max_tokens: int = MAX_TOKENS
+    budget: int = CONTEXT_CHARS
+    lang: Lang | None = None
+
+
+def _written(question: str, hits: Sequence[Hit], llm: ChatModel, embed: EmbedFn | None,
+             o: DirectOptions, *, streamed: bool) -> Iterator[str | Answer]:
+    """The answer's text (all at once, or its deltas when ``streamed``), then the ``Answer``;
+    with no hits, the not-covered answer and no LLM call."""
+    lang = o.lang or detect_language(question)
     if not hits:
-        return Answer(NOT_COVERED[lang], [], False, llm.model_id, lang, {}, 0)
-    messages, used = build_messages(question, hits, budget=budget, lang=lang)
-    return lang, messages, used
-
-
-def answer(
-    question: str,
-    hits: Sequence[Hit],
-    llm: ChatModel,
-    embed: EmbedFn | None = None,
-    *,
-    max_tokens: int = MAX_TOKENS,
-    budget: int = CONTEXT_CHARS,
-    lang: Lang | None = None,
-) -> Answer:
-    """Answer ``question`` from ``hits`` with ``llm``; ``embed`` (the E5 model) lets citations
-    be added to sentences the model left uncited. No hits: the not-covered answer, no LLM call.
-    """
-    prepared = _prompt(question, hits, llm, budget, lang)
-    if isinstance(prepared, Answer):
-        return prepared
-    lang, messages, used = prepared
-    t0 = time.perf_counter()
-    raw = llm.chat(messages, temperature=0.0, max_tokens=max_tokens)
-    timings = {"generate": time.perf_counter() - t0}
-    return _finish(raw, hits, used, llm, lang, embed, timings)
-
-
-def answer_stream(
-    question: str,
-    hits: Sequence[Hit],
-    llm: ChatModel,
-    embed: EmbedFn | None = None,
-    *,
-    max_tokens: int = MAX_TOKENS,
-    budget: int = CONTEXT_CHARS,
-    lang: Lang | None = None,
-) -> Iterator[str | Answer]:
-    """Like ``answer``, streamed: the model's text deltas (``str``), then the final ``Answer``.
-
-    The final text can differ from the concatenated deltas (bad markers dropped, citations
-    added), so a client should show ``Answer.text`` once it arrives.
-    """
-    prepared = _prompt(question, hits, llm, budget, lang)
-    if isinstance(prepared, Answer):
-        yield prepared.text
-        yield prepared
+        final = Answer(NOT_COVERED[lang], [], False, llm.model_id, lang, {}, 0)
+        yield final.text
+        yield final
         return
-    lang, messages, used = prepared
+    messages, used = build_messages(question, hits, budget=o.budget, lang=lang)
     t0 = time.perf_counter()
+    if not streamed:
+        raw = llm.chat(messages, temperature=0.0, max_tokens=o.max_tokens)
+        yield raw
+        yield _finish(raw, hits, used, llm, lang, embed, {"generate": time.perf_counter() - t0})
+        return
     first: float | None = None
     parts: list[str] = []
-    for delta in llm.stream(messages, temperature=0.0, max_tokens=max_tokens):
+    for delta in llm.stream(messages, temperature=0.0, max_tokens=o.max_tokens):
         if first is None:
             first = time.perf_counter() - t0
         parts.append(delta)
         yield delta
     timings = {"generate": time.perf_counter() - t0, "first_token": first or 0.0}
     yield _finish("".join(parts), hits, used, llm, lang, embed, timings)
+
+
+def answer(question: str, hits: Sequence[Hit], llm: ChatModel, embed: EmbedFn | None = None,
+           **options: Any) -> Answer:
+    """Answer ``question`` from ``hits`` with ``llm``; ``embed`` (the E5 model) lets citations
+    be added to sentences the model left uncited. No hits: the not-covered answer, no LLM call.
+    ``options``: ``DirectOptions``'s fields."""
+    *_, final = _written(question, hits, llm, embed, DirectOptions(**options), streamed=False)
+    assert isinstance(final, Answer)
+    return final
+
+
+def answer_stream(question: str, hits: Sequence[Hit], llm: ChatModel,
+                  embed: EmbedFn | None = None, **options: Any) -> Iterator[str | Answer]:
+    """Like ``answer``, streamed: the model's text deltas (``str``), then the final ``Answer``.
+
+    The final text can differ from the concatenated deltas (bad markers dropped, citations
+    added), so a client should show ``Answer.text`` once it arrives.
+    """
+    return _written(question, hits, llm, embed, DirectOptions(**options), streamed=True)
 
 
 def direct_events(question: Question, hits: Sequence[Hit], llm: ChatModel,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -57,9 +57,9 @@ from answer.replies import (
 from answer.retrieve import Retrieved
 from answer.substance import MIN_NEW_WORDS, with_substance
 from app.llm import LLMError
-from corpus.context import CONTEXT_CHARS, PASSAGE_CHARS, EmbedFn, Passage
+from corpus.context import CONTEXT_CHARS, EmbedFn, Passage
 from corpus.mentions import strip_mentions
-from corpus.models import Cue, Hit
+from corpus.models import Hit
 
 log = logging.getLogger(__name__)
 
@@ -72,26 +72,14 @@ class Pipeline:
 
     llm: Any
     embed: EmbedFn | None = None
-    cues_for: Callable[[Hit], Sequence[Cue]] = lambda _hit: ()
-    term_coverage: Callable[[str, Sequence[str]], float] | None = None
-    """The index's idf-weighted term coverage (``Retriever.term_coverage``), a gate signal."""
-    lecture_windows: Callable[[str], Sequence[Hit]] = lambda _lecture: ()
-    """Every window of a lecture, in time order (``Retriever.lecture_windows``): a summary's."""
-    rare_word: Callable[[str], bool] | None = None
-    """Whether the index's lectures say a word seldom (``Retriever.said_in_few_lectures``)."""
+    decider: Decider = field(default_factory=lambda: Decider(None))
+    """The course check, the focus, the evidence check and the gate (``answer.decide``)."""
     strategy: Strategy = "gated"
-    gate: Gate = field(default_factory=Gate)
-    candidates: int = 3
-    focus_windows: int = 6
-    passage_chars: int = PASSAGE_CHARS
-    max_passages: int = 2
     context_chars: int = CONTEXT_CHARS
     max_tokens: int = MAX_TOKENS
     gated_max_tokens: int = 160
     postcheck: PostCheck = "mark"
     min_new_words: int = MIN_NEW_WORDS
-    course: CourseCheck | None = None
-    """Declines questions about the course itself before the gate (None: no such check)."""
     quote_min_p: float = QUOTE_MIN_P
     quote_checks: int = 1
     quote_span: Literal["sentences", "passage"] = "passage"
@@ -104,27 +92,28 @@ class Pipeline:
                       embed: EmbedFn | None = None, embed_model_id: str | None = None
                       ) -> Pipeline:
         a = settings.answer
+        decider = Decider(
+            llm, embed, retriever.cues_for if retriever is not None else (lambda _hit: ()),
+            getattr(retriever, "term_coverage", None),
+            getattr(retriever, "lecture_windows", lambda _lecture: ()),
+            getattr(retriever, "said_in_few_lectures", None), Gate.load(a.gate_file),
+            _course_check(a.course_file, embed, embed_model_id), a.gate_candidates,
+            a.focus_windows, a.passage_chars, a.passages)
         return cls(
-            llm=llm, embed=embed, strategy=a.strategy,
-            cues_for=retriever.cues_for if retriever is not None else (lambda _hit: ()),
-            term_coverage=getattr(retriever, "term_coverage", None),
-            rare_word=getattr(retriever, "said_in_few_lectures", None),
-            lecture_windows=getattr(retriever, "lecture_windows", lambda _lecture: ()),
-            gate=Gate.load(a.gate_file), candidates=a.gate_candidates,
-            focus_windows=a.focus_windows, passage_chars=a.passage_chars,
-            max_passages=a.passages, context_chars=settings.llm.context_chars,
-            max_tokens=settings.llm.max_tokens, gated_max_tokens=a.gated_max_tokens,
-            postcheck=a.postcheck, min_new_words=a.min_new_words,
-            course=_course_check(a.course_file, embed, embed_model_id),
-            mentions=settings.search.query_rewrite, quote_min_p=a.quote_min_p,
-            quote_checks=a.quote_checks, quote_span=a.quote_span)
+            llm=llm, embed=embed, decider=decider, strategy=a.strategy,
+            context_chars=settings.llm.context_chars, max_tokens=settings.llm.max_tokens,
+            gated_max_tokens=a.gated_max_tokens, postcheck=a.postcheck,
+            min_new_words=a.min_new_words, mentions=settings.search.query_rewrite,
+            quote_min_p=a.quote_min_p, quote_checks=a.quote_checks, quote_span=a.quote_span)
 
     @property
-    def decider(self) -> Decider:
-        return Decider(self.llm, self.embed, self.cues_for, self.term_coverage,
-                       self.lecture_windows, self.rare_word, self.gate, self.course,
-                       self.candidates, self.focus_windows, self.passage_chars,
-                       self.max_passages)
+    def gate(self) -> Gate:
+        assert self.decider.gate is not None
+        return self.decider.gate
+
+    @property
+    def course(self) -> CourseCheck | None:
+        return self.decider.course
 
     def understand(self, text: str, lectures: str = "pt") -> Question:
         """``text`` read once, as this pipeline reads questions."""
@@ -246,7 +235,7 @@ class Pipeline:
         if not about_course:
             return None
         assert self.course is not None
-        moments = [hit_moment(h) for h in hits[: max(1, self.candidates)]]
+        moments = [hit_moment(h) for h in hits[: max(1, self.decider.candidates)]]
         return Reply(q.text, q.language, self.strategy, moments,
                      Answer(COURSE_QUESTION[q.language], [], False, self._model, q.language),
                      False, confidence=round(p, 4),

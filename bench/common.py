@@ -11,6 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from app.config import set_process_env
+
+set_process_env()  # a bench is a process entry point: weights local, no telemetry
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 CORPUS_3B1B = SHARED / "corpora" / "3b1b-pt"

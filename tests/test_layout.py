@@ -67,3 +67,31 @@ def test_the_check_sees_a_bad_import(tmp_path: Path) -> None:
     bad.write_text("def f():\n    from app.api.ask import retrieve\n")
     assert [n for _, n in imports(bad)] == ["app.api.ask", "app.api.ask.retrieve"]
     assert _under("app.api.ask.retrieve", WEB_OR_CLI) == "app.api"
+
+
+def _modules() -> list[Path]:
+    return [p for pkg in ("corpus", "eval", "answer", "app")
+            for p in sorted((ROOT / pkg).rglob("*.py"))]
+
+
+def test_only_the_settings_read_the_environment() -> None:
+    """The environment is read (and the process's variables set) in ``app/config.py`` alone:
+    every other module takes its settings as an argument."""
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in _modules() if p != ROOT / "app" / "config.py"
+             for n, line in enumerate(p.read_text().splitlines(), 1)
+             if "os.environ" in line or "getenv(" in line]
+    assert found == []
+
+
+LONGEST_FUNCTION = 60
+
+
+def test_no_function_is_longer_than_a_screen() -> None:
+    long = []
+    for p in _modules():
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > LONGEST_FUNCTION:
+                    long.append(f"{p.relative_to(ROOT)}:{node.lineno} {node.name} ({lines})")
+    assert long == []
