@@ -29,7 +29,7 @@ import numpy as np
 from answer.prompts import fmt_clock
 from corpus.context import EmbedFn, Passage, said_at, squash
 from corpus.language import Lang
-from corpus.models import Cue, Hit
+from corpus.models import Cue, Hit, Window
 
 MAX_RUN = 3
 """Consecutive sentences a quote may hold."""
@@ -56,13 +56,8 @@ that reading gave right claims 0.74-0.95 and wrong ones 0.46-0.59."""
 _SPLIT_RE = re.compile(r"(?<=[.!?…])\s+")
 
 
-@dataclass(frozen=True)
-class Sentence:
-    """One timed sentence of a passage."""
-
-    start: float
-    end: float
-    text: str
+Sentence = Window
+"""One timed sentence of a passage: its start, end and text."""
 
 
 @dataclass(frozen=True)
