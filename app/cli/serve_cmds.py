@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 import typer
 from pydantic import ValidationError
 
 from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
+from app.config import Settings
 
 
 def register(cli: typer.Typer) -> None:
@@ -98,14 +98,14 @@ def ask(
         raise typer.Exit(1)
 
 
-def _saved(s: Any, body: dict) -> int:  # type: ignore[type-arg]
+def _saved(s: Settings, body: dict) -> int:  # type: ignore[type-arg]
     """Store an answer in the review queue; its id."""
     from datetime import UTC, datetime
 
     from app.db import store
     from app.db.session import open_database
 
-    db = open_database(s.database_url, timeout=s.database_timeout)
+    db = open_database(s.service.database_url, timeout=s.service.database_timeout)
     try:
         with db.write() as session:
             return int(store.save_answer(session, body, datetime.now(UTC)))
