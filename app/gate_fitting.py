@@ -45,7 +45,7 @@ def measure(s: Settings, qs: Sequence[GateQuestion], *, k: int = 10, llm_check: 
     with services.stack:
         samples = []
         for q in tqdm(qs, desc="evidência", unit="pergunta", disable=not progress):
-            found = services.retrieve(services.understand(q.question), k)  # as /ask
+            found = services.find(q.question, k)  # as /ask
             hits, query = found.read, found.query
             passages, probs, feats = services.pipeline.gate_signals(
                 query, hits, services.llm.first_token if llm_check else None,

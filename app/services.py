@@ -106,6 +106,11 @@ class Services:
         a comparison's sides searched too."""
         return retrieve(self.retriever, question, k, lectures, self.translator)
 
+    def find(self, text: str, k: int = 10, lectures: list[str] | None = None) -> Retrieved:
+        """``text`` read once at the edge (``understand``), then searched (``retrieve``): what
+        ``/ask``, ``aula ask``, ``aula fit-gate`` and the benches start from."""
+        return self.retrieve(self.understand(text), k, lectures)
+
     def asked(self, text: str) -> Question:
         """``text`` read once and, in another language than the lectures', translated."""
         return translated(self.understand(text), self.retriever.language, self.translator)

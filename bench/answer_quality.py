@@ -149,7 +149,7 @@ def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
 
     references = references or {}
     t0 = time.perf_counter()
-    found = services.retrieve(services.understand(q.question), k)  # as /ask: translated if need be
+    found = services.find(q.question, k)  # as /ask: translated if need be
     query = found.query
     first_evidence = first_token = None
     reply: Reply | None = None

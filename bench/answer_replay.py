@@ -68,7 +68,7 @@ def replay(set_name: str = "fastapi") -> list[dict[str, Any]]:
                                           lambda t, k: emb.embed(t, k), emb.model_id)
             for q in questions:
                 llm.prompts.clear()
-                found = services.retrieve(services.understand(q["question"]), 10)
+                found = services.find(q["question"], 10)
                 reply = pipe.run(found.question, pipe.reads(found))
                 rows.append({
                     "strategy": strategy, "id": q["id"], "query": found.query,

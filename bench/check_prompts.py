@@ -79,7 +79,7 @@ def main() -> None:
             return yes_probability(reply, probs) or 0.0
 
         for item in tqdm(items, desc="verificações", unit="resposta"):
-            found = services.retrieve(services.understand(item["question"]), 10)
+            found = services.find(item["question"], 10)
             hits, query = found.hits, found.query
             passages = services.pipeline.candidates_for(query, hits)[:2]
             gen = gated_messages(item["question"], passages, "pt")

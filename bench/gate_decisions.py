@@ -201,7 +201,7 @@ def _mentioned(services: Any, gates: dict[str, Any]) -> dict[str, float]:
                 continue
             answered: dict[str, list[bool]] = {name: [] for name in gates}
             for r in chosen:
-                found = services.retrieve(services.understand(r["question"]), 10)
+                found = services.find(r["question"], 10)
                 hits, query = found.hits, found.query
                 covered = _decide(answerer, services.llm.first_token, gates, query, hits,
                                   with_course=tuple(gates))[1]
@@ -263,7 +263,7 @@ def main() -> None:
         def decide_all(questions: list[Any], desc: str) -> list[tuple[str, dict[str, bool]]]:
             out = []
             for q in tqdm(questions, desc=desc, unit="pergunta"):
-                found = services.retrieve(services.understand(q.question), 10)  # as /ask
+                found = services.find(q.question, 10)  # as /ask
                 hits, query = found.hits, found.query
                 feats, covered = _decide(services.pipeline, services.llm.first_token, gates,
                                          query, hits)

@@ -31,7 +31,7 @@ def _answer(answerer: Any, services: Any, question: str) -> tuple[float | None, 
     """Seconds to the first word of the answer and to the whole reply, and the answer text."""
     from answer.pipeline import Reply
 
-    found = services.retrieve(services.understand(question), 4)
+    found = services.find(question, 4)
     t0 = time.perf_counter()
     first: float | None = None
     text = ""

@@ -40,14 +40,9 @@ from app.services import Services
 router = APIRouter(tags=["ask"])
 
 
-def retrieve(services: Services, question: str, k: int, lectures: list[str] | None
-             ) -> Retrieved:
-    """The question read once at this edge, then the search stage."""
-    return services.retrieve(services.understand(question), k, lectures)
-
-
 def _retrieve(services: Services, body: AskIn) -> Retrieved:
-    return retrieve(services, body.question, body.k, body.lectures)
+    """The question read once at this edge, then the search stage."""
+    return services.find(body.question, body.k, body.lectures)
 
 
 def _stage_timings(timings: dict[str, float], reply: Any) -> None:

@@ -78,8 +78,7 @@ def ask(
         services = build_services(s)
         with services.stack:
             t0 = time.perf_counter()
-            found = services.retrieve(services.understand(body.question), body.k,
-                                      body.lectures)
+            found = services.find(body.question, body.k, body.lectures)
             pipeline = services.pipeline or Pipeline.from_settings(s, services.llm)
             reply = pipeline.reply_to(found)
             timings = dict(found.timings)
