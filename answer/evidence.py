@@ -229,6 +229,12 @@ class Decision:
     p_covered: float | None = None
     """The gate's P(the lectures cover the question), when it is a fitted model."""
 
+    @property
+    def sure(self) -> float | None:
+        """How sure the gate is that the lectures cover the question: its fitted P, else the
+        evidence check's best P (None when neither was read)."""
+        return self.p_covered if self.p_covered is not None else self.best_p
+
 
 @dataclass
 class Gate:

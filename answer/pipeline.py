@@ -208,7 +208,7 @@ class Pipeline:
             return
         decision, moments = decided.decision, decided.moments
         if not decision.covered:
-            sure = decision.p_covered if decision.p_covered is not None else decision.best_p
+            sure = decision.sure
             yield Reply(q.text, q.language, self.strategy, moments,
                         declined(q.language, self._model), False,
                         confidence=None if sure is None else round(1.0 - sure, 4),
@@ -270,11 +270,11 @@ class Pipeline:
         chosen, decision = decided.chosen, decided.decision
         text = where_answer(chosen, q.language)
         yield text
-        cite_hits = [replace(p.as_hit(), answer_start=p.answer_start) for p in chosen]
+        cite_hits = _cite_hits(chosen)
         text, citations = cite(text, cite_hits)
         answer = Answer(text, citations, True, self._model, q.language, dict(timings),
                         len(chosen))
-        sure = decision.p_covered if decision.p_covered is not None else decision.best_p
+        sure = decision.sure
         yield Reply(q.text, q.language, self.strategy, list(decided.moments), answer, True,
                     confidence=None if sure is None else round(sure, 4),
                     reason=f"{decision.reason}; asks where: the moment, nothing generated",
@@ -292,9 +292,7 @@ class Pipeline:
             yield failed(q.text, q.language, self.strategy, moments, exc, timings)
             return
         timings["generate"], timings["first_token"] = draft.seconds, draft.first_token
-        # a citation names the passage the generator read; its link opens where the
-        # supporting sentence starts
-        cite_hits = [replace(p.as_hit(), answer_start=p.answer_start) for p in chosen]
+        cite_hits = _cite_hits(chosen)
         text, citations, quoted = self._cited_with_substance(q, draft.text, chosen, cite_hits)
         t0 = time.perf_counter()
         text, citations, checks = self._checked(text, citations, chosen, cite_hits)
@@ -343,13 +341,18 @@ class Pipeline:
         return text, citations, checks
 
 
+def _cite_hits(chosen: Sequence[Passage]) -> list[Hit]:
+    """What a citation names: the passage the generator read, its link opening where the
+    supporting sentence starts."""
+    return [replace(p.as_hit(), answer_start=p.answer_start) for p in chosen]
+
+
 def _confidence(decided: Decided, checks: Sequence[SentenceCheck], summary: bool) -> float:
     """The gate's P that the lectures cover the question, times the mean P of the checked
     sentences. A summary is covered by the lecture's own words: the gate's P on a bare topic
     says little ("fourier", 0.26), the check what the summary says."""
     decision = decided.decision
-    conf = 1.0 if summary else (
-        decision.p_covered if decision.p_covered is not None else decision.best_p) or 0.0
+    conf = 1.0 if summary else decision.sure or 0.0
     readable = [c.p for c in checks if c.p is not None]
     if readable:
         conf *= statistics.fmean(readable)

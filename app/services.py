@@ -124,7 +124,7 @@ class Services:
         """The hits for ``question`` as the service searches it: what the answer reads and
         what every judge searches its evidence with (``eval.run.Pipeline.search``/
         ``search_in``), so ``aula eval`` and ``aula judge`` find the same passages."""
-        return list(self.retrieve(self.understand(question), k, lectures).hits)
+        return list(self.find(question, k, lectures).hits)
 
     def models(self) -> dict[str, str]:
         """The embedding model and the LLM that answer: what each reply names."""
