@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -243,7 +243,7 @@ class Pipeline:
                      timings=timings)
 
     def _decided(self, q: Question, hits: Sequence[Hit], timings: dict[str, float]
-                 ) -> Iterator[Moments | Reply]:
+                 ) -> Generator[Moments | Reply, None, Decided | None]:
         """The decide stage, its moments yielded; returns None when the check failed."""
         decider = self.decider
         t0 = time.perf_counter()

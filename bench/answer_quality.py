@@ -29,8 +29,9 @@ classes in spoken Portuguese with ASR errors, ``answers_fastapi.jsonl`` over
 ``../shared/corpora/fastapi-zero-pt-dev``). BENCH_ANSWER_SETS=3b1b,fastapi chooses (default
 both); BENCH_ANSWER_STRATEGIES=direct,gated,quote the strategies (default all three).
 
-BENCH_DIRECT_N limits the direct strategy to the first N questions of each kind (it is the slow
-one; default: all). Writes bench/out/answer_quality.json and answer_quality_items.jsonl.
+BENCH_ANSWER_N limits every strategy to the first N answerable and N uncovered questions (a
+quick reading, for example of a change's before and after); BENCH_DIRECT_N limits the direct
+strategy alone so (it is the slow one; default: all). Writes bench/out/answer_quality.json and answer_quality_items.jsonl.
 """
 
 from __future__ import annotations
@@ -302,6 +303,7 @@ def _run_set(set_name: str, split: str, strategies: list[str],
     qs = read_questions(path, None if split == "all" else split)
     references = {str(r["id"]): r.get("reference") for r in
                   (json.loads(line) for line in path.read_text().splitlines() if line.strip())}
+    qs = _first(qs, int(os.environ.get("BENCH_ANSWER_N", "0")) or len(qs))
     direct_n = int(os.environ.get("BENCH_DIRECT_N", "0")) or len(qs)
     direct_qs = ([q for q in qs if q.answerable][:direct_n]
                  + [q for q in qs if not q.answerable][:direct_n])
@@ -322,6 +324,13 @@ def _run_set(set_name: str, split: str, strategies: list[str],
             log.write(json.dumps(row, ensure_ascii=False) + "\n")
             log.flush()
     return rows
+
+
+def _first(qs: list[Any], n: int) -> list[Any]:
+    """The first ``n`` answerable and the first ``n`` uncovered questions, in the set's order."""
+    answerable = [q for q in qs if q.answerable][:n]
+    uncovered = [q for q in qs if not q.answerable][:n]
+    return [q for q in qs if q in answerable or q in uncovered]
 
 
 def main() -> None:
