@@ -31,7 +31,8 @@ both); BENCH_ANSWER_STRATEGIES=direct,gated,quote the strategies (default all th
 
 BENCH_ANSWER_N limits every strategy to the first N answerable and N uncovered questions (a
 quick reading, for example of a change's before and after); BENCH_DIRECT_N limits the direct
-strategy alone so (it is the slow one; default: all). Writes bench/out/answer_quality.json and answer_quality_items.jsonl.
+strategy alone so (it is the slow one; default: all). Writes bench/out/answer_quality.json
+and answer_quality_items.jsonl.
 """
 
 from __future__ import annotations
@@ -43,17 +44,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, SHARED, median, pct, ready, report
+from bench.common import CORPUS_3B1B, DATA, OUT, SHARED, median, pct, read_jsonl, ready, report
 
-QUESTIONS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
+QUESTIONS = DATA / "answers_3b1b.jsonl"
 INCLUDE = "**/portuguese/sentence_translations.json"
 CORPUS_FASTAPI = SHARED / "corpora" / "fastapi-zero-pt-dev"
-LABELS = ROOT / "bench" / "data" / "answer_labels.jsonl"
+LABELS = DATA / "answer_labels.jsonl"
 SETS: dict[str, tuple[Path, Path, list[str] | None, str]] = {
     # name: questions, corpus, include globs, index folder under bench/out
     "3b1b": (QUESTIONS, CORPUS_3B1B, [INCLUDE], "index-answers"),
-    "fastapi": (ROOT / "bench" / "data" / "answers_fastapi.jsonl", CORPUS_FASTAPI, None,
-                "index-fastapi"),
+    "fastapi": (DATA / "answers_fastapi.jsonl", CORPUS_FASTAPI, None, "index-fastapi"),
 }
 STRATEGIES = ("direct", "gated", "quote")
 
@@ -94,8 +94,7 @@ def stored_labels(path: Path = LABELS) -> dict[str, str]:
     """The blind reading's labels (C / PC / I) by ``answer_key``."""
     if not path.exists():
         return {}
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return {r["key"]: r["label"] for r in rows}
+    return {r["key"]: r["label"] for r in read_jsonl(path)}
 
 
 def offline_answerer() -> tuple[Any, Any]:
@@ -301,8 +300,7 @@ def _run_set(set_name: str, split: str, strategies: list[str],
 
     path = SETS[set_name][0]
     qs = read_questions(path, None if split == "all" else split)
-    references = {str(r["id"]): r.get("reference") for r in
-                  (json.loads(line) for line in path.read_text().splitlines() if line.strip())}
+    references = {str(r["id"]): r.get("reference") for r in read_jsonl(path)}
     qs = _first(qs, int(os.environ.get("BENCH_ANSWER_N", "0")) or len(qs))
     direct_n = int(os.environ.get("BENCH_DIRECT_N", "0")) or len(qs)
     direct_qs = ([q for q in qs if q.answerable][:direct_n]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.answer_quality import SETS, services_over_index
+from bench.common import read_jsonl
 
 STRATEGIES = ("gated", "quote", "direct")
 
@@ -58,8 +59,7 @@ def replay(set_name: str = "fastapi") -> list[dict[str, Any]]:
     services = services_over_index(set_name, with_llm=False)
     emb = services.embedder
     rows = []
-    questions = [json.loads(line) for line in SETS[set_name][0].read_text().splitlines()
-                 if line.strip()]
+    questions = read_jsonl(SETS[set_name][0])
     with services.stack:
         for strategy in STRATEGIES:
             llm = ReplayLLM()
@@ -100,7 +100,7 @@ def compare(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> Counter[tuple[s
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["--compare"] and len(args) == 3:
-        a, b = ([json.loads(x) for x in Path(p).read_text().splitlines()] for p in args[1:])
+        a, b = (read_jsonl(Path(p)) for p in args[1:])
         diff = compare(a, b)
         print(json.dumps({"rows": [len(a), len(b)],
                           "differ": {f"{s}.{f}": n for (s, f), n in sorted(diff.items())}}))

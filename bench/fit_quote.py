@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.answer_quality import stored_labels
+from bench.common import read_jsonl
 
 WRONG_COST = 3.0
 
@@ -44,9 +45,7 @@ def table(rows: list[dict[str, Any]], labels: dict[str, str]) -> list[dict[str, 
 
 def main() -> None:
     paths = [Path(a) for a in sys.argv[1:] if not a.startswith("--")]
-    rows = [json.loads(line) for p in paths for line in p.read_text().splitlines()
-            if line.strip()]
-    rows = [r for r in rows if r.get("id") != "warm-up"]
+    rows = [r for p in paths for r in read_jsonl(p) if r.get("id") != "warm-up"]
     got = table(rows, stored_labels())
     best = min(got, key=lambda r: (r["cost"], r["threshold"]))
     if "--json" in sys.argv:

@@ -10,14 +10,12 @@ embedded per question, and whether the passages are the same.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
-from bench.common import CORPUS_3B1B, ROOT, median, pct, ready, report
+from bench.common import CORPUS_3B1B, DATA, median, pct, read_jsonl, ready, report
 
-SETS = [ROOT / "bench" / "data" / "questions_3b1b.jsonl",
-        ROOT / "bench" / "data" / "answers_3b1b.jsonl"]
+SETS = [DATA / "questions_3b1b.jsonl", DATA / "answers_3b1b.jsonl"]
 WINDOWS = 6
 
 
@@ -36,8 +34,7 @@ def main() -> None:
     del embedder
     services = build_services(settings, with_llm=False)
     retriever, embedder = services.retriever, services.embedder
-    questions = [json.loads(line)["question"] for path in SETS
-                 for line in path.read_text().splitlines() if line.strip()]
+    questions = [r["question"] for path in SETS for r in read_jsonl(path)]
 
     counted = {"texts": 0}
 

@@ -64,17 +64,17 @@ from pathlib import Path
 from typing import Any
 
 from answer.course import COURSE
-from bench.common import CORPUS_3B1B, OUT, ROOT, ready, report
+from bench.common import CORPUS_3B1B, DATA, OUT, read_jsonl, ready, report
 
-ANSWERS = ROOT / "bench" / "data" / "answers_3b1b.jsonl"
-GATE_SET = ROOT / "bench" / "data" / "gate_3b1b.jsonl"
-SAMPLES = ROOT / "bench" / "data" / "gate_samples_both.jsonl"
-GATE_EN = ROOT / "bench" / "data" / "gate_karpathy.jsonl"
-SAMPLES_EN = ROOT / "bench" / "data" / "gate_samples_karpathy.jsonl"
-COURSE_SET = ROOT / "bench" / "data" / "course_questions.jsonl"
-MENTIONS = ROOT / "bench" / "data" / "questions_lecture_refs.jsonl"
-SHORT_SET = ROOT / "bench" / "data" / "gate_short_3b1b.jsonl"
-PREVIOUS = ROOT / "bench" / "data" / "gate_previous.json"
+ANSWERS = DATA / "answers_3b1b.jsonl"
+GATE_SET = DATA / "gate_3b1b.jsonl"
+SAMPLES = DATA / "gate_samples_both.jsonl"
+GATE_EN = DATA / "gate_karpathy.jsonl"
+SAMPLES_EN = DATA / "gate_samples_karpathy.jsonl"
+COURSE_SET = DATA / "course_questions.jsonl"
+MENTIONS = DATA / "questions_lecture_refs.jsonl"
+SHORT_SET = DATA / "gate_short_3b1b.jsonl"
+PREVIOUS = DATA / "gate_previous.json"
 """The gate shipped before the unit-similarity one (top retrieval score and term coverage): the
 baseline."""
 
@@ -111,8 +111,7 @@ def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: li
 def _course_set(answerer: Any) -> dict[str, Any]:
     """The course-question check alone on ``bench/data/course_questions.jsonl``: new course
     and subject questions written after it was first fitted, none of them fitted on."""
-    rows = [json.loads(line) for line in COURSE_SET.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    rows = read_jsonl(COURSE_SET)
     if answerer.course is None or not rows:
         return {}
     vectors = answerer.embed([r["question"] for r in rows], "query")
@@ -189,8 +188,7 @@ def _mentioned(services: Any, gates: dict[str, Any]) -> dict[str, float]:
     (``bench/data/questions_lecture_refs.jsonl``, per split), with the mentions left out of
     the search, focus and gate (``stripped``, as ``/ask`` does) and kept (``as_typed``)."""
 
-    rows = [json.loads(line) for line in MENTIONS.read_text(encoding="utf-8").splitlines()
-            if line.strip()] if MENTIONS.exists() else []
+    rows = read_jsonl(MENTIONS) if MENTIONS.exists() else []
     rewriter, answerer = services.retriever.rewriter, services.pipeline
     out: dict[str, float] = {}
     for strip in (True, False):

@@ -19,7 +19,6 @@ as ``aula ingest`` builds it). ``BENCH_GPU_N`` caps the passages (default 2,000)
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -28,17 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import OUT, ROOT, env_int, report
+from bench.common import DATA, OUT, env_int, read_jsonl, report
 
-QUESTIONS = ROOT / "bench" / "data" / "questions_3b1b.jsonl"
+QUESTIONS = DATA / "questions_3b1b.jsonl"
 
 
 def _passages(limit: int) -> list[str]:
     src = os.environ.get("BENCH_GPU_TEXTS")
     if src:
-        rows = [json.loads(x) for x in Path(src).read_text(encoding="utf-8").splitlines()
-                if x.strip()]
-        return [r["text"] for r in rows][:limit]
+        return [r["text"] for r in read_jsonl(Path(src))][:limit]
     import pandas as pd
 
     from corpus.index import IndexStore
@@ -115,8 +112,7 @@ def main() -> None:
         report("gpu_embed", figures)
         return
     texts = _passages(env_int("BENCH_GPU_N", 2000))
-    questions = [json.loads(x)["question"] for x in
-                 QUESTIONS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    questions = [r["question"] for r in read_jsonl(QUESTIONS)]
     folder = _model_folder()
     cpu, cpu_s = _embed(folder, "cpu", texts, "passage", "fp32")
     q_cpu, _ = _embed(folder, "cpu", questions, "query", "fp32")

@@ -7,7 +7,6 @@ figures are medians over the runs. Needs ../shared/corpora/3b1b-pt.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -16,12 +15,13 @@ from pathlib import Path
 
 from bench.common import (
     CORPUS_3B1B,
-    ROOT,
+    DATA,
     dir_size_mb,
     env_int,
     median,
     pct,
     peak_rss_mb,
+    read_jsonl,
     ready,
     report,
 )
@@ -71,11 +71,7 @@ def main() -> None:
         engine.passage(texts)
         base.append(len(texts) / (time.perf_counter() - t0))
 
-    questions = [
-        json.loads(line)["question"]
-        for line in (ROOT / "bench" / "data" / "questions_3b1b.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
+    questions = [r["question"] for r in read_jsonl(DATA / "questions_3b1b.jsonl")]
     retriever = Retriever(data, embedder, "hybrid")
     emb, srch, dense_srch = [], [], []
     for q in questions * 2:

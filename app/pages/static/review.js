@@ -1,6 +1,6 @@
 // Instructor review page: the filtered queue, one item at a time, C/PC/I and a comment set
 // from the keyboard, saved with the item's version (409 shows the other instructor's save).
-const $ = (id) => document.getElementById(id);
+// $, ts and el come from dom.js.
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const state = { queue: [], index: -1, item: null, label: null, conflict: null,
   want: -1, loading: false };
@@ -8,16 +8,6 @@ const state = { queue: [], index: -1, item: null, label: null, conflict: null,
 // was made is dropped, so fast keys (j j, 1 then j, a filter then j) never show a stale item.
 let loadSeq = 0, showSeq = 0;
 
-const ts = (s) => {
-  s = Math.max(0, Math.round(s));
-  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), x = s % 60;
-  return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(x).padStart(2, "0");
-};
-const el = (tag, props = {}, ...kids) => {
-  const e = Object.assign(document.createElement(tag), props);
-  kids.forEach((k) => e.append(k));
-  return e;
-};
 const badge = (label, title) =>
   el("span", { className: "badge " + (label || ""), title }, label || "—");
 const when = (iso) => iso ? new Date(iso).toLocaleString("pt-BR") : "";
