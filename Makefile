@@ -3,6 +3,7 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 INDEX   ?= data/index
+TEST_WORKERS ?= 2
 export HF_HUB_OFFLINE := 1
 export AULA_INDEX_DIR ?= $(INDEX)
 
@@ -37,8 +38,8 @@ demo: install ## index the sample lectures, search, and answer a question with t
 serve: install ## run the service and the student page on http://127.0.0.1:8000
 	$(BIN)/aula serve
 
-test: install browser-deps db-deps media-deps ## run every test, as CI does
-	$(BIN)/python -m pytest -q
+test: install browser-deps db-deps media-deps ## run every test, as CI does (TEST_WORKERS processes)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-fast: install ## the tests without the slow ones
 	$(BIN)/python -m pytest -q -m "not slow"

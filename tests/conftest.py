@@ -148,3 +148,16 @@ def media_index(recorded_course, embedder, tmp_path_factory):  # type: ignore[no
     summary = ingest([recorded_course.root], store, embedder, media=media)
     assert summary.transcribed == 2, summary.failed
     return store, summary
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    """The files with slow tests first: under pytest-xdist's ``--dist loadfile`` (``make
+    test``: each file on one worker, its module fixtures built once) the last file to finish is
+    then a short one."""
+    from collections import Counter
+
+    twice = [nodeid for nodeid, n in Counter(item.nodeid for item in items).items() if n > 1]
+    if twice:  # pytest-xdist hands out tests by id: all but one of these would never run
+        raise pytest.UsageError(f"tests collected twice under one id: {', '.join(twice)}")
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
