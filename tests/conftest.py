@@ -7,6 +7,13 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["RAGAS_DO_NOT_TRACK"] = "true"  # no telemetry posts from ragas
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Under pytest-xdist each worker gets its share of the cores (torch, the embedded llama.cpp server
+# and Whisper each start as many threads as the machine has, and threads that outnumber the
+# cores spin against each other).
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    _share = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "AULA_LLM_THREADS", "AULA_ASR_THREADS"):
+        os.environ.setdefault(_name, _share)
 # The judge's likelihood scorer loads the 1.5B model in-process (about a minute): off unless a
 # test asks for it (tests/eval/test_likelihood.py runs the real one).
 os.environ.setdefault("AULA_JUDGE_LIKELIHOOD", "off")
