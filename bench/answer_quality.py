@@ -303,8 +303,7 @@ def _run_set(set_name: str, split: str, strategies: list[str],
     references = {str(r["id"]): r.get("reference") for r in read_jsonl(path)}
     qs = _first(qs, int(os.environ.get("BENCH_ANSWER_N", "0")) or len(qs))
     direct_n = int(os.environ.get("BENCH_DIRECT_N", "0")) or len(qs)
-    direct_qs = ([q for q in qs if q.answerable][:direct_n]
-                 + [q for q in qs if not q.answerable][:direct_n])
+    direct_qs = _first(qs, direct_n)  # run in the set's order with the others (plan below)
     services = services_over_index(set_name)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in strategies}
     with services.stack:
