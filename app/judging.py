@@ -126,7 +126,8 @@ def likelihood_scorer(settings: Settings) -> ContinuationScorer | None:
     and setting: a loaded model is shared by every pipeline."""
     from app.lm_scorer import scorer_for
 
-    return scorer_for(settings.judge.likelihood, settings.service.cache_dir)
+    return scorer_for(settings.judge.likelihood, settings.service.cache_dir,
+                      threads=settings.llm.threads)
 
 
 def judge_pipeline(settings: Settings, client: Any, *, samples: int = 1,

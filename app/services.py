@@ -217,7 +217,7 @@ def likelihood_reranker(settings: Settings) -> Any:
     from corpus.rerank import LikelihoodReranker
 
     scorer = scorer_for(settings.search.rerank_model or "embedded", settings.service.cache_dir,
-                        dtype="auto", setting="AULA_RERANK_MODEL")
+                        engine="transformers", dtype="auto", setting="AULA_RERANK_MODEL")
     if scorer is None:
         raise InputError("AULA_RERANK=likelihood needs a model: leave AULA_RERANK_MODEL unset "
                          "for the embedded one, or name a causal LM folder or .gguf file")

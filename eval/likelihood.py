@@ -20,8 +20,9 @@ can be the worst stretch), so it is read only through the fitted model.
 
 It needs the log-probabilities of a given text, which an OpenAI-compatible chat endpoint does
 not return (llama.cpp's server has no prompt log-probabilities), so the scorer is a model run in
-this process: ``TransformersScorer`` reads a local Hugging Face folder or a GGUF file (by
-default the embedded judge's own GGUF, through transformers). The signal is optional: without
+this process: a GGUF file (by default the embedded judge's own) read in its quantised form by
+llama.cpp (``eval.llama_scorer.LlamaCppScorer``), or a local Hugging Face folder read by
+transformers (``TransformersScorer``). The signal is optional: without
 a scorer (``AULA_JUDGE_LIKELIHOOD=off``) an item simply lacks it and the label model's
 submodel without it labels the item.
 """
@@ -145,6 +146,16 @@ def reference_gain(scorer: ContinuationScorer, question: str, answer: str, refer
     without an answer or a reference."""
     gains = reference_gains(scorer, question, answer, reference)
     return None if gains is None else gains["reference_gain"]
+
+
+def likelihood_scale(model_id: str) -> str:
+    """The scale a scorer's gains are on: its model id, with a GGUF read quantised by llama.cpp
+    ("NAME@llama.cpp") on the same scale as that GGUF de-quantised into float32
+    ("NAME@float32"): on 16 answers of the judge set the two read gains correlated at 0.999,
+    0.001 nats apart on average (docs/judges.md), so a label model fitted on either reads
+    both."""
+    name, _, how = model_id.rpartition("@")
+    return f"{name}@float32" if name and how == "llama.cpp" else model_id
 
 
 def resolve_dtype(dtype: str, device: str) -> str:

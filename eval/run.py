@@ -27,7 +27,7 @@ from eval.claims import FirstTokenFn, verify_claims
 from eval.judge import CORRECTNESS, RELEVANCE, correctness_fields, judge_item
 from eval.label_model import LabelModel, most_likely
 from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
-from eval.likelihood import ContinuationScorer, answer_gains
+from eval.likelihood import ContinuationScorer, answer_gains, likelihood_scale
 from eval.metrics import Span, first_hit_rank
 from eval.record import Record, Reference
 from eval.report import summarise, write_records, write_rows, write_summary
@@ -248,10 +248,14 @@ def _evidence_signals(item: _Item, p: Pipeline, answer: str) -> dict[str, Any]:
     if gold_text:
         out.update(evidence_words(question, answer, gold_text))
     # the evidence gain is read after the gold span only: read after the question's best
-    # windows instead, it told the labels apart less well (docs/judges.md)
+    # windows instead, it told the labels apart less well (docs/judges.md). An answer not
+    # this service's own with a reference is labelled without it (the submodels for those
+    # never kept it), and it is the longest pass: not read then.
+    own = item.given is None or _val(item.row, "origin") == AULA
     if p.likelihood is not None and (reference is not None or gold_text):
+        lecture = gold_text if reference is None or own else None
         out.update(answer_gains(p.likelihood, question, answer,
-                                None if reference is None else str(reference), gold_text))
+                                None if reference is None else str(reference), lecture))
     located = (item.search(located_query(question, answer), p.k)[:1]
                if item.bare and reference is None and item.search is not None else [])
     if located:
@@ -362,11 +366,12 @@ def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] 
         return None
     row = features(item, p.thresholds.support_at)
     # another scorer's gains, another E5's token match: on another scale than the fitted ones
-    for key, fitted, names in (("likelihood_model", p.label_model.likelihood_model,
-                                LIKELIHOOD_FEATURES),
-                               ("match_model", p.label_model.match_model, MATCH_FEATURES)):
+    for key, fitted, names, scale in (
+            ("likelihood_model", p.label_model.likelihood_model, LIKELIHOOD_FEATURES,
+             likelihood_scale),
+            ("match_model", p.label_model.match_model, MATCH_FEATURES, str)):
         read_by = item.get(key)
-        if fitted and read_by and read_by != fitted:
+        if fitted and read_by and scale(read_by) != scale(fitted):
             for name in names:
                 row[name] = None
     return p.label_model.probabilities(row)
@@ -471,8 +476,7 @@ def run_batch(
         item["id"] = str(item["id"])
         log.append(item)
         done[item["id"]] = item
-        if bar is not None:
-            bar.update(1)
+        _tick(bar)
     if bar is not None:
         bar.close()
     order = [str(i) for i in questions["id"]]
@@ -489,12 +493,39 @@ def _threads(rows: list[dict[str, Any]], pipeline: Pipeline | None, concurrency:
             yield fut.result()
 
 
-def _bar(total: int, initial: int, on: bool) -> Any:
+def judge_rows(rows: list[dict[str, Any]], pipeline: Pipeline, *, concurrency: int = 1,
+               progress: bool = True) -> list[dict[str, Any]]:
+    """``evaluate_item`` on every row, ``concurrency`` at once, in the rows' order, with a
+    progress bar on stderr (answers a minute and time left)."""
+    bar = _bar(len(rows), 0, progress, desc="julgando", unit="resposta")
+    out: list[dict[str, Any]] = [{} for _ in rows]
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        futures = {pool.submit(evaluate_item, r, pipeline): i for i, r in enumerate(rows)}
+        for fut in as_completed(futures):
+            out[futures[fut]] = fut.result()
+            _tick(bar)
+    if bar is not None:
+        bar.close()
+    return out
+
+
+def _bar(total: int, initial: int, on: bool, *, desc: str = "avaliando",
+         unit: str = "pergunta") -> Any:
     if not on:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc="avaliando", unit="pergunta")
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True)
+
+
+def _tick(bar: Any) -> None:
+    """One more done, and the rate a minute beside the bar (tqdm's own is a second)."""
+    if bar is None:
+        return
+    bar.update(1)
+    rate = bar.format_dict.get("rate")
+    if rate:
+        bar.set_postfix_str(f"{60 * rate:.1f}/min", refresh=False)
 
 
 def to_record(item: dict[str, Any]) -> Record:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from eval.questions import load_questions, resolve_gold_lectures
 from eval.report import KIND_COLUMN, by_confidence, by_kind, trust_lines
 from eval.retrieval import fit_fusion as fit_on
 from eval.retrieval import known_lectures, read_gold, run
-from eval.run import evaluate_item, load_items, relabel, run_batch, write_reports
+from eval.run import judge_rows, load_items, relabel, run_batch, write_reports
 
 ThresholdsOpt = typer.Option(
     None, "--thresholds", help="JSON file of label thresholds (from `aula fit-labels`)."
@@ -211,9 +210,7 @@ def judge(
                                   label_model=label_model_for(thresholds, s),
                                   span_text=span_text, search_in=search,
                                   matcher=matcher)
-        with ThreadPoolExecutor(max(1, concurrency)) as pool:
-            items = list(pool.map(lambda r: evaluate_item(r, pipeline),
-                                  qs.to_dict("records")))
+        items = judge_rows(qs.to_dict("records"), pipeline, concurrency=concurrency)
     _warn_no_reference(qs.to_dict("records"), items)
     _print_judged(items, json_out)
 

@@ -223,6 +223,11 @@ def test_a_gain_read_by_another_scorer_is_not_read_on_the_fitted_scale() -> None
     other, by = labelled({**item, "likelihood_model": "scorer-b@bfloat16"}, p)
     assert same != "I"
     assert (other, by) == ("I", "model")
+    # the same GGUF read quantised by llama.cpp is on the float32 reading's scale
+    quantised, _ = labelled({**item, "likelihood_model": "scorer-a@llama.cpp"}, p)
+    assert quantised == same
+    bfloat, _ = labelled({**item, "likelihood_model": "scorer-a@bfloat16"}, p)
+    assert bfloat == "I"
 
 
 def test_a_token_match_read_by_another_e5_is_not_read_on_the_fitted_scale() -> None:

@@ -117,6 +117,26 @@ def test_without_a_reference_the_answer_is_read_after_what_the_lecture_says_at_t
     assert retrieved.get("evidence_gain") is None
 
 
+def test_a_given_answer_with_a_reference_is_not_read_after_the_lecture() -> None:
+    """Given answers with a reference answer are labelled without the lecture's gain, so the
+    longest pass is not read for them; this service's own answers still get it."""
+    def judge(_messages: list[dict[str, str]]) -> str:
+        return "Criteria: ok\nSupporting Evidence: ok\nScore: 3"
+
+    scorer = ReadsReference()
+    p = Pipeline(judge=judge, correctness=False, likelihood=scorer,
+                 span_text=lambda lecture, start, end: LECTURE)
+    row = {"id": "a", "question": QUESTION, "answer": RIGHT, "reference_answer": REFERENCE,
+           "gold_lecture": "2016/dot-products", "gold_start": 60.0, "gold_end": 180.0}
+    given = evaluate_item(row, p)
+    assert given["reference_gain"] is not None and given.get("evidence_gain") is None
+    assert not any(LECTURE in m[-1]["content"] for m in scorer.calls)
+    own = evaluate_item({**row, "origin": "aula"}, p)
+    assert own["reference_gain"] == given["reference_gain"]
+    assert own["evidence_gain"] is not None
+    assert any(LECTURE in m[-1]["content"] for m in scorer.calls)
+
+
 def test_with_neither_gold_span_nor_reference_the_answer_is_read_at_the_first_passage_found(
         embedder) -> None:  # type: ignore[no-untyped-def]
     """A plain item (question and answer only): the lecture's words, gain and token match (the
@@ -196,7 +216,7 @@ def test_an_unknown_scorer_setting_is_one_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_embedded_model_gains_more_from_the_reference_on_a_right_answer() -> None:
-    """The real scorer: the embedded judge's GGUF run in-process through transformers."""
+    """The real scorer: the embedded judge's GGUF read in-process by llama.cpp."""
     from app.config import Settings
     from app.judging import likelihood_scorer
 
