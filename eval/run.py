@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -496,8 +497,9 @@ def _threads(rows: list[dict[str, Any]], pipeline: Pipeline | None, concurrency:
 def judge_rows(rows: list[dict[str, Any]], pipeline: Pipeline, *, concurrency: int = 1,
                progress: bool = True) -> list[dict[str, Any]]:
     """``evaluate_item`` on every row, ``concurrency`` at once, in the rows' order, with a
-    progress bar on stderr (answers a minute and time left)."""
-    bar = _bar(len(rows), 0, progress, desc="julgando", unit="resposta")
+    progress bar on stderr when it is a terminal (answers a minute and time left)."""
+    bar = _bar(len(rows), 0, progress and sys.stderr.isatty(), desc="julgando",
+               unit="resposta")
     out: list[dict[str, Any]] = [{} for _ in rows]
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         futures = {pool.submit(evaluate_item, r, pipeline): i for i, r in enumerate(rows)}
@@ -515,7 +517,9 @@ def _bar(total: int, initial: int, on: bool, *, desc: str = "avaliando",
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                           "[{elapsed}<{remaining}{postfix}]")
 
 
 def _tick(bar: Any) -> None:
@@ -523,9 +527,10 @@ def _tick(bar: Any) -> None:
     if bar is None:
         return
     bar.update(1)
-    rate = bar.format_dict.get("rate")
-    if rate:
-        bar.set_postfix_str(f"{60 * rate:.1f}/min", refresh=False)
+    elapsed = bar.format_dict.get("elapsed") or 0.0
+    done = bar.n - bar.format_dict.get("initial", 0)
+    if elapsed > 0 and done > 0:
+        bar.set_postfix_str(f"{60 * done / elapsed:.1f} {bar.unit}s/min")
 
 
 def to_record(item: dict[str, Any]) -> Record:

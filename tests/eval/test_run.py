@@ -222,3 +222,41 @@ def test_an_answer_whose_item_names_only_its_lecture_is_checked_against_that_lec
     read.clear()
     evaluate_item({**row, "gold_lecture": "integrais"}, p)
     assert any("três x ao quadrado" in u for u in read if "AFIRMAÇÃO" in u)
+
+
+class _Terminal:
+    """stderr as a terminal that keeps what is written to it."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        self.text += s
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_judging_many_answers_shows_its_rate_a_minute_in_a_terminal_and_keeps_their_order(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from eval.run import judge_rows
+
+    def judge(messages: list[dict[str, str]]) -> str:
+        return "Criteria: ok\nSupporting Evidence: ok\nScore: 3"
+
+    rows = [{"id": f"a{i}", "question": f"pergunta {i}?", "answer": f"resposta {i}."}
+            for i in range(6)]
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    items = judge_rows(rows, Pipeline(judge=judge, correctness=False), concurrency=3)
+    assert [it["id"] for it in items] == [r["id"] for r in rows]
+    assert "6/6" in terminal.text and "/min" in terminal.text
+    # not a terminal (a log, a pipe): no bar
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    judge_rows(rows[:1], Pipeline(judge=judge, correctness=False))
+    assert sys.stderr.text == ""
