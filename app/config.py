@@ -285,6 +285,12 @@ class JudgeSettings(BaseModel):
         "embedded LLM's GGUF, run in-process), a local Hugging Face model folder or .gguf file, "
         "or `off`.",
     )
+    likelihood_engine: Literal["llama.cpp", "transformers"] = Field(
+        default="llama.cpp",
+        description="How a GGUF scorer is read: `llama.cpp` (quantised as it is, "
+        "memory-mapped: about 1 GB for the embedded model) or `transformers` (de-quantised into "
+        "float32: about 6 GB, a minute to load; same figures to 0.999).",
+    )
 
 
 class ServiceSettings(BaseModel):
@@ -462,6 +468,7 @@ FLAT_NAMES: dict[str, str] = {
     "judge_correctness": "judge.correctness",
     "label_thresholds": "judge.label_thresholds",
     "judge_likelihood": "judge.likelihood",
+    "judge_likelihood_engine": "judge.likelihood_engine",
     "cache_dir": "service.cache_dir",
     "media_dirs": "service.media_dirs",
     "database_url": "service.database_url",

@@ -127,7 +127,7 @@ def likelihood_scorer(settings: Settings) -> ContinuationScorer | None:
     from app.lm_scorer import scorer_for
 
     return scorer_for(settings.judge.likelihood, settings.service.cache_dir,
-                      threads=settings.llm.threads)
+                      engine=settings.judge.likelihood_engine, threads=settings.llm.threads)
 
 
 def judge_pipeline(settings: Settings, client: Any, *, samples: int = 1,

@@ -91,7 +91,7 @@ def test_embedded_server_answers_in_portuguese() -> None:
             "linear retificada, porque ela é barata de calcular e não satura para valores "
             "positivos, então o gradiente não some como acontece com a sigmoide"),
     ]
-    with EmbeddedLLM(path, threads=max(2, (os.cpu_count() or 2))) as server:
+    with EmbeddedLLM(path, threads=get_settings().llm.threads or 2) as server:
         assert server.base_url.startswith("http://127.0.0.1:")
         llm = LLMClient(server.base_url, model=server.model_id, timeout=300.0)
         result = answer("Qual função de ativação é mais usada hoje e por quê?", hits, llm,

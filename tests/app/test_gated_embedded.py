@@ -73,10 +73,10 @@ def test_each_answer_reads_its_prompt_start_from_the_cache(services) -> None:  #
     from tests.llm_counts import prompt_counts
 
     with prompt_counts(services.llm) as counts:
-        for question, _ in ANSWERABLE * 2:
+        for question, _ in ANSWERABLE:
             reply = services.pipeline.run(question, services.retriever.search(question, 10))
             assert reply.covered is True, reply.reason
     cached = [c for _, c in counts]
     start = len(gated_messages("x", [], "pt")[0]["content"]) // 4  # the system prompt, roughly
-    assert len(cached) == 4
-    assert all(n >= start for n in cached[1:]), cached  # one slot: some read it all again
+    assert len(cached) == 2
+    assert cached[1] >= start, cached  # one slot: the second read it all again

@@ -1,27 +1,21 @@
-"""The ``aula`` command as a user runs it: a real process, real files, real index."""
+"""The ``aula`` corpus commands as a user runs them: real files, real index, the command's
+own parsing, output, errors and exit code (run in this process, each with its settings read
+afresh; the commands that must be killed and resumed run as processes elsewhere)."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SAMPLES
+from tests.cli.inprocess import Ran, run_aula
+from tests.conftest import SAMPLES
 
-AULA = [sys.executable, "-m", "app.cli"]
 
-
-def run(*args: str, index: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "AULA_INDEX_DIR": str(index), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [*AULA, *args], input=stdin, capture_output=True, text=True, env=env, cwd=ROOT,
-        timeout=600,
-    )
+def run(*args: str, index: Path, stdin: str | None = None) -> Ran:
+    return run_aula(*args, stdin=stdin, AULA_INDEX_DIR=str(index))
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,90 @@
+"""``aula judge`` as an instructor runs it on a set of answers with gold evidence (lecture span and
+reference answer): answers a minute, the process's peak memory, and its labels' agreement with
+the manual ones, for each way of reading the likelihood gains, one after the other in one run:
+
+- ``llama_cpp``: the embedded GGUF read quantised through llama.cpp (the judge's default);
+- ``transformers``: the same GGUF de-quantised into float32 through transformers (how the judge
+  read it before; ``AULA_JUDGE_LIKELIHOOD_ENGINE=transformers``).
+
+Answers: the first ``BENCH_JUDGE_SPEED_N`` (default 60: all) rows of
+``bench/data/judge_notes_3b1b.jsonl``, the judge's new-style test part (note-style answers to
+questions over lectures the label model never saw; labels read blind), judged against the
+3b1b-pt index (built once under ``bench/out/``). ``BENCH_JUDGE_SPEED_ENGINES`` chooses the
+engines (comma-separated). Each run is its own process, measured by a small parent that reads
+its peak resident memory (the embedded LLM server runs inside it, so it is counted); the
+judged items are kept in ``bench/out/judge_speed_<engine>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.common import CORPUS_3B1B, DATA, OUT, embedded_embedder, env_int, ready, report
+
+TEST_PART = DATA / "judge_notes_3b1b.jsonl"
+ENGINES = {"llama_cpp": "llama.cpp", "transformers": "transformers"}
+METER = (
+    "import json, resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "with open(sys.argv[1], 'w') as out:\n"
+    "    rc = subprocess.run(sys.argv[2:], stdout=out).returncode\n"
+    "print(json.dumps({'rc': rc, 'seconds': time.perf_counter() - t,\n"
+    "                  'peak_rss_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss"
+    " / 1024}))\n"
+)
+
+
+def _judged(engine: str, answers: Path, index: Path) -> tuple[dict[str, Any], list[Any]]:
+    """One ``aula judge`` run: its meter's figures and its judged items."""
+    out = OUT / f"judge_speed_{engine}.json"
+    env = {**os.environ, "AULA_JUDGE_LIKELIHOOD": "embedded",
+           "AULA_JUDGE_LIKELIHOOD_ENGINE": ENGINES[engine]}
+    cmd = [sys.executable, "-c", METER, str(out), sys.executable, "-m", "app.cli", "judge",
+           str(answers), "--index", str(index), "--json"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    meter = json.loads(done.stdout.strip().splitlines()[-1])
+    if meter["rc"] != 0:
+        raise RuntimeError(f"aula judge ({engine}) failed: {done.stderr[-2000:]}")
+    return meter, json.loads(out.read_text())["items"]
+
+
+def _agreement(items: list[dict[str, Any]]) -> dict[str, float | None]:
+    from eval.metrics import accuracy, cohen_kappa
+
+    manual = [it.get("manual") for it in items]
+    auto = [it.get("automated") for it in items]
+    pc = [a for m, a in zip(manual, auto, strict=True) if m == "PC"]
+    return {"accuracy": accuracy(manual, auto),
+            "kappa_linear": cohen_kappa(manual, auto, weights="linear"),
+            "pc_recall": sum(a == "PC" for a in pc) / len(pc) if pc else float("nan")}
+
+
+def main() -> None:
+    if not ready(CORPUS_3B1B):
+        return
+    from bench.common import read_jsonl
+    from bench.retrieval_quality import index_3b1b
+
+    figures: dict[str, Any] = {}
+    store, _ = index_3b1b(embedded_embedder(), figures)
+    rows = read_jsonl(TEST_PART)[: env_int("BENCH_JUDGE_SPEED_N", 60)]
+    answers = OUT / "judge_speed_answers.jsonl"
+    answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    figures["answers"] = len(rows)
+    chosen = os.environ.get("BENCH_JUDGE_SPEED_ENGINES", ",".join(ENGINES)).split(",")
+    for engine in (e for e in chosen if e):
+        meter, items = _judged(engine, answers, Path(store.root))
+        figures[f"{engine}_answers_per_min"] = 60 * len(rows) / meter["seconds"]
+        figures[f"{engine}_peak_rss_mb"] = meter["peak_rss_mb"]
+        for name, value in _agreement(items).items():
+            figures[f"{engine}_{name}"] = value
+    report("judge_speed", figures)
+
+
+if __name__ == "__main__":
+    main()
