@@ -4,9 +4,6 @@ and stores nothing unless ``--save``."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +11,7 @@ import pytest
 
 from eval.record import parse_records
 from tests.app.fake_llm import FakeLLMServer
-from tests.conftest import ROOT
+from tests.cli.inprocess import Ran, run_aula
 
 
 def responder(messages: list[dict]) -> str:
@@ -30,10 +27,8 @@ def llm() -> Iterator[FakeLLMServer]:
         yield srv
 
 
-def ask(args: list[str], env_extra: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **env_extra}
-    return subprocess.run([sys.executable, "-m", "app.cli", "ask", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+def ask(args: list[str], env_extra: dict[str, str], cwd: Path) -> Ran:
+    return run_aula("ask", *args, cwd=cwd, **env_extra)
 
 
 def test_ask_prints_a_record_and_stores_nothing(tmp_path: Path, sample_index, llm) -> None:  # type: ignore[no-untyped-def]

@@ -3,10 +3,7 @@ a bug (a plain ``ValueError``) keeps its traceback."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,19 +18,17 @@ from app.llm import LLMError
 from corpus.errors import InputError
 from corpus.index import IndexNotFound
 from eval.questions import QuestionsError
-from tests.conftest import ROOT, SAMPLES
+from tests.cli.inprocess import Ran, run_aula
+from tests.conftest import SAMPLES
 from tests.review.conftest import answer_body
 from tests.review.test_store import NOW
 
-AULA = [sys.executable, "-m", "app.cli"]
+
+def aula(*args: str, **env: str) -> Ran:
+    return run_aula(*args, **env)
 
 
-def aula(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*AULA, *args], capture_output=True, text=True, cwd=ROOT, timeout=600,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", **env})
-
-
-def one_line(res: subprocess.CompletedProcess[str]) -> str:
+def one_line(res: Ran) -> str:
     """The error line, after checking it is the only thing the command said about it."""
     assert res.returncode == 1, (res.stdout, res.stderr)
     assert "Traceback" not in res.stderr, res.stderr
