@@ -214,6 +214,22 @@ def test_an_unknown_scorer_setting_is_one_clear_error(tmp_path: Path) -> None:
         reference_gain(scorer, QUESTION, RIGHT, REFERENCE)
 
 
+def test_the_judge_reads_a_gguf_quantised_unless_told_to_de_quantise_it(tmp_path: Path) -> None:
+    """The model id each judged item stores says how its gains were read."""
+    from app.config import Settings
+    from app.judging import likelihood_scorer
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"")
+    default = likelihood_scorer(Settings(judge_likelihood=str(gguf)))
+    old = likelihood_scorer(Settings(judge_likelihood=str(gguf),
+                                     judge_likelihood_engine="transformers"))
+    assert default is not None and default.model_id == "m@llama.cpp"
+    assert old is not None and old.model_id == "m@float32"
+    with pytest.raises(ValueError, match="likelihood_engine"):
+        Settings(judge_likelihood_engine="onnx")
+
+
 @pytest.mark.slow
 def test_the_embedded_model_gains_more_from_the_reference_on_a_right_answer() -> None:
     """The real scorer: the embedded judge's GGUF read in-process by llama.cpp."""
