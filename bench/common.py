@@ -70,6 +70,16 @@ def env_int(name: str, default: int) -> int:
     return int(os.environ.get(name, default))
 
 
+def label_figures(manual: Sequence[Any], automated: Sequence[Any]) -> dict[str, float | None]:
+    """Accuracy, linear kappa and the recall of the partly correct answers (the judge's
+    targets), from ``eval.metrics.agreement``."""
+    from eval.metrics import agreement
+
+    a = agreement(manual, automated)
+    return {"accuracy": a["accuracy"], "kappa_linear": a["kappa_linear"],
+            "pc_recall": a["per_class"]["PC"]["recall"]}
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The objects of a JSON Lines file, blank lines skipped."""
     from corpus.jsonlines import read_objects

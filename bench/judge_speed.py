@@ -24,7 +24,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS_3B1B, DATA, OUT, embedded_embedder, env_int, ready, report
+from bench.common import (
+    CORPUS_3B1B,
+    DATA,
+    OUT,
+    embedded_embedder,
+    env_int,
+    label_figures,
+    ready,
+    report,
+)
 
 TEST_PART = DATA / "judge_notes_3b1b.jsonl"
 ENGINES = {"llama_cpp": "llama.cpp", "transformers": "transformers"}
@@ -53,17 +62,6 @@ def _judged(engine: str, answers: Path, index: Path) -> tuple[dict[str, Any], li
     return meter, json.loads(out.read_text())["items"]
 
 
-def _agreement(items: list[dict[str, Any]]) -> dict[str, float | None]:
-    from eval.metrics import accuracy, cohen_kappa
-
-    manual = [it.get("manual") for it in items]
-    auto = [it.get("automated") for it in items]
-    pc = [a for m, a in zip(manual, auto, strict=True) if m == "PC"]
-    return {"accuracy": accuracy(manual, auto),
-            "kappa_linear": cohen_kappa(manual, auto, weights="linear"),
-            "pc_recall": sum(a == "PC" for a in pc) / len(pc) if pc else float("nan")}
-
-
 def main() -> None:
     if not ready(CORPUS_3B1B):
         return
@@ -81,7 +79,8 @@ def main() -> None:
         meter, items = _judged(engine, answers, Path(store.root))
         figures[f"{engine}_answers_per_min"] = 60 * len(rows) / meter["seconds"]
         figures[f"{engine}_peak_rss_mb"] = meter["peak_rss_mb"]
-        for name, value in _agreement(items).items():
+        manual = [it.get("manual") for it in items]
+        for name, value in label_figures(manual, [it.get("automated") for it in items]).items():
             figures[f"{engine}_{name}"] = value
     report("judge_speed", figures)
 

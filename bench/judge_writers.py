@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import DATA, read_jsonl, report
+from bench.common import DATA, label_figures, read_jsonl, report
 
 SETS = {
     "precision": ("reference_gain", "reference_gain_low", "reference_novelty",
@@ -40,15 +40,6 @@ def _fitted(x: np.ndarray, y: list[str]) -> Any:
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(x, y)
 
 
-def _figures(manual: list[str], auto: list[str]) -> dict[str, float | None]:
-    from eval.metrics import accuracy, cohen_kappa
-
-    pc = [a for m, a in zip(manual, auto, strict=True) if m == "PC"]
-    return {"accuracy": accuracy(manual, auto),
-            "kappa_linear": cohen_kappa(manual, auto, weights="linear"),
-            "pc_recall": sum(a == "PC" for a in pc) / len(pc) if pc else None}
-
-
 def main() -> None:
     rows = read_jsonl(DATA / "judge_writers_signals.jsonl")
     fit = [r for r in rows if r["id"].startswith("s-")]
@@ -65,10 +56,10 @@ def main() -> None:
             model = _fitted(x[kept], [y[i] for i in kept])
             for i, label in zip(held, model.predict(x[held]), strict=True):
                 loqo[i] = str(label)
-        for k, v in _figures(y, loqo).items():
+        for k, v in label_figures(y, loqo).items():
             figures[f"{name}_fit_loqo_{k}"] = v
         auto = [str(a) for a in _fitted(x, y).predict(_x(test, names))]
-        for k, v in _figures([r["label"] for r in test], auto).items():
+        for k, v in label_figures([r["label"] for r in test], auto).items():
             figures[f"{name}_test_{k}"] = v
     report("judge_writers", figures)
 
