@@ -21,6 +21,7 @@ decodes only what differs.
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,9 @@ def _quiet(level: int, text: bytes, data: int) -> None:  # llama.cpp's log lines
     return None
 
 
+@functools.cache
 def _library() -> ctypes.CDLL:
+    """llama.cpp's library from the xllamacpp wheel, its functions typed (once a process)."""
     import xllamacpp
 
     path = next(Path(xllamacpp.__file__).parent.glob("xllamacpp*.so"), None)
@@ -221,15 +224,16 @@ class LlamaCppScorer:
             raise self._fail(f"a text of {len(data)} bytes does not tokenize")
         return list(out[:n])
 
-    def _decode(self, tokens: list[int], start: int, wanted: range) -> dict[int, np.ndarray]:
-        """Decode ``tokens[start:]`` after the cached ``tokens[:start]``; the logits of the
-        positions in ``wanted``."""
+    def _decode(self, tokens: list[int], start: int, wanted: range) -> dict[int, float]:
+        """Decode ``tokens[start:]`` after the cached ``tokens[:start]``; for each position in
+        ``wanted``, the log-probability of the token that follows it, read from that position's
+        logits as they come (no vocabulary-wide row is kept)."""
         lib = self._lib
         assert lib is not None
         memory = lib.llama_get_memory(self._ctx)
         lib.llama_memory_seq_rm(memory, 0, start, -1)
         self._cached = tokens[:start]
-        out: dict[int, np.ndarray] = {}
+        out: dict[int, float] = {}
         batch = lib.llama_batch_init(N_BATCH, 0, 1)
         try:
             for lo in range(start, len(tokens), N_BATCH):
@@ -245,7 +249,10 @@ class LlamaCppScorer:
                 for j in range(len(chunk)):
                     if lo + j in wanted:
                         row = lib.llama_get_logits_ith(self._ctx, j)
-                        out[lo + j] = np.ctypeslib.as_array(row, (self._n_vocab,)).copy()
+                        logits = np.ctypeslib.as_array(row, (self._n_vocab,)).astype(np.float64)
+                        top = logits.max()
+                        norm = top + np.log(np.exp(logits - top).sum())
+                        out[lo + j] = float(logits[tokens[lo + j + 1]] - norm)
                 self._cached = tokens[:lo + len(chunk)]
         finally:
             lib.llama_batch_free(batch)
@@ -255,12 +262,8 @@ class LlamaCppScorer:
         with self._lock:
             self._load()
             head = self._tokens(self._prompt(messages), special=True)
-            tail = self._tokens(reply, special=False)
-            if not tail:
-                return []
-            tokens = (head + tail)[:N_CTX]
-            tail = tokens[len(head):]
-            if not tail:
+            tokens = (head + self._tokens(reply, special=False))[:N_CTX]
+            if len(tokens) == len(head):  # no reply, or no room left for it
                 return []
             same = 0
             for a, b in zip(self._cached, tokens, strict=False):
@@ -268,9 +271,5 @@ class LlamaCppScorer:
                     break
                 same += 1
             wanted = range(len(head) - 1, len(tokens) - 1)
-            logits = self._decode(tokens, min(same, len(head) - 1), wanted)
-            rows = np.stack([logits[i] for i in wanted]).astype(np.float64)
-            top = rows.max(axis=1, keepdims=True)
-            norm = top[:, 0] + np.log(np.exp(rows - top).sum(axis=1))
-            picked = rows[np.arange(len(tail)), tail]
-            return (picked - norm).tolist()
+            scored = self._decode(tokens, min(same, len(head) - 1), wanted)
+            return [scored[i] for i in wanted]
