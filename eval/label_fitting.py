@@ -24,9 +24,8 @@ from eval.claims import recorded_probabilities
 from eval.fitting import fit_classes
 from eval.label_model import LabelModel, Row, Submodel
 from eval.labels import Thresholds, fit_thresholds, loo_labels, normalise_label
-from eval.likelihood import likelihood_scale
 from eval.metrics import accuracy, agreement, cohen_kappa
-from eval.run import Pipeline, automated_label, load_items
+from eval.run import Pipeline, automated_label, load_items, read_scale
 from eval.signals import (
     AULA,
     AULA_ANSWER,
@@ -345,8 +344,7 @@ def fit_model(rows: Any, candidates: Sequence[str] | None = None, *,
 def _one_model(recs: Sequence[dict[str, Any]], key: str) -> str:
     """The model that read ``key``'s signals of every record that names one (their scale),
     or "" when none or several did."""
-    scale = likelihood_scale if key == "likelihood_model" else str
-    named = {scale(r[key]) for r in recs if isinstance(r.get(key), str) and r[key]}
+    named = {read_scale(key, r[key]) for r in recs if isinstance(r.get(key), str) and r[key]}
     return named.pop() if len(named) == 1 else ""
 
 

@@ -359,6 +359,13 @@ def labelled_with_confidence(item: dict[str, Any], p: Pipeline, checkable: bool 
             "thresholds", None)
 
 
+def read_scale(key: str, model_id: str) -> str:
+    """The scale of the signals the model named in ``key`` ("likelihood_model",
+    "match_model") read: the model id, except where two readings are one scale
+    (``likelihood_scale``)."""
+    return likelihood_scale(model_id) if key == "likelihood_model" else model_id
+
+
 def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] | None:
     """P(label) per class from the label model, when there is one fitted on this judge's model
     and the item has what one of its submodels reads."""
@@ -367,12 +374,11 @@ def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] 
         return None
     row = features(item, p.thresholds.support_at)
     # another scorer's gains, another E5's token match: on another scale than the fitted ones
-    for key, fitted, names, scale in (
-            ("likelihood_model", p.label_model.likelihood_model, LIKELIHOOD_FEATURES,
-             likelihood_scale),
-            ("match_model", p.label_model.match_model, MATCH_FEATURES, str)):
+    for key, fitted, names in (("likelihood_model", p.label_model.likelihood_model,
+                                LIKELIHOOD_FEATURES),
+                               ("match_model", p.label_model.match_model, MATCH_FEATURES)):
         read_by = item.get(key)
-        if fitted and read_by and scale(read_by) != scale(fitted):
+        if fitted and read_by and read_scale(key, read_by) != read_scale(key, fitted):
             for name in names:
                 row[name] = None
     return p.label_model.probabilities(row)
