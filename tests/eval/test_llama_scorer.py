@@ -56,3 +56,20 @@ def test_a_file_that_is_not_a_model_is_one_clear_error(tmp_path: Path) -> None:
     for path in (bad, tmp_path / "missing.gguf"):
         with pytest.raises(InputError, match=f"AULA_JUDGE_LIKELIHOOD: .*{path.name}"):
             LlamaCppScorer(path).logprobs(messages(QUESTION, None), ANSWER)
+
+
+def test_read_without_a_repacked_copy_the_gains_are_the_same(scorer: LlamaCppScorer) -> None:
+    """The judge maps the weights without llama.cpp's repacked copy (less memory); this
+    library's parameters must be laid out as known, and the gains read the same."""
+    from eval.likelihood import answer_gains
+    from eval.llama_scorer import _library, _without_repacking
+
+    assert _without_repacking(_library().llama_model_default_params())
+    plain = LlamaCppScorer(scorer.path, threads=2, repack=False)
+    try:
+        got = answer_gains(plain, QUESTION, ANSWER, REFERENCE, None)
+    finally:
+        plain.close()
+    want = answer_gains(scorer, QUESTION, ANSWER, REFERENCE, None)
+    assert got["reference_gain"] == pytest.approx(want["reference_gain"], abs=0.05)
+    assert got["reference_gain"] > 0.1
