@@ -11,7 +11,8 @@ measured is kept as data (``signals``), so an item can be relabelled without jud
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,8 @@ def no_reference_warning(rows: Sequence[Mapping[str, Any]], judge_model: str | N
 def judge_client(settings: Settings, answer_llm: Any = None, stack: ExitStack | None = None
                  ) -> Any:
     """The judge's own endpoint when set, else ``answer_llm``, else (with ``stack``) the
-    configured answerer LLM, started if it is the embedded one; None when there is none."""
+    configured answerer LLM; the embedded one starts when the judge first asks it something
+    (``OnFirstUse``). None when there is none."""
     if settings.judge.base_url:
         from app.llm import client_from_settings
 
@@ -118,7 +120,41 @@ def judge_client(settings: Settings, answer_llm: Any = None, stack: ExitStack | 
         return answer_llm
     from app.services import build_llm
 
-    return build_llm(settings, stack)[0]
+    if settings.llm.base_url:
+        return build_llm(settings, stack)[0]
+    from app.embedded_llm import MODEL_ID
+
+    return OnFirstUse(lambda: build_llm(settings, stack)[0], MODEL_ID)
+
+
+class OnFirstUse:
+    """The embedded LLM's client, its server started on the first question put to it: a judge
+    whose label model labels every answer from its words and likelihood (``Pipeline.reasoning``
+    off) never starts it, and keeps its memory. ``model_id`` is known before."""
+
+    def __init__(self, start: Callable[[], Any], model_id: str) -> None:
+        self._start = start
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self.model_id = model_id
+
+    @property
+    def started(self) -> bool:
+        return self._client is not None
+
+    def _started(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = self._start()
+        return self._client
+
+    def chat(self, messages: list[dict[str, str]], **kwargs: Any) -> str:
+        return str(self._started().chat(messages, **kwargs))
+
+    def first_token(self, messages: list[dict[str, str]], **kwargs: Any
+                    ) -> tuple[str, dict[str, float] | None]:
+        text, probs = self._started().first_token(messages, **kwargs)
+        return str(text), probs
 
 
 def likelihood_scorer(settings: Settings) -> ContinuationScorer | None:

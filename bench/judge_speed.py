@@ -1,18 +1,23 @@
 """``aula judge`` as an instructor runs it on a set of answers with gold evidence (lecture span and
 reference answer): answers a minute, the process's peak memory, and its labels' agreement with
-the manual ones, for each way of reading the likelihood gains, one after the other in one run:
+the manual ones, for each way of judging, one after the other in one run:
 
-- ``llama_cpp``: the embedded GGUF read quantised through llama.cpp (the judge's default);
-- ``transformers``: the same GGUF de-quantised into float32 through transformers (how the judge
-  read it before; ``AULA_JUDGE_LIKELIHOOD_ENGINE=transformers``).
+- ``before``: the label model and judging of the previous release
+  (``bench/data/labels_before.json``, every answer through the judge's LLM: AR's chain of thought,
+  the claim check, the yes/no questions, beside the words and likelihood gains; ``--reasoning``);
+- ``now``: the shipped label model, which labels an answer with a reference from its words and
+  likelihood gains alone, so the judge's LLM is not asked (and its server not started);
+- ``transformers`` (not run unless chosen): ``before`` with the likelihood read de-quantised into
+  float32 through transformers (``AULA_JUDGE_LIKELIHOOD_ENGINE=transformers``), as it was read
+  before llama.cpp.
 
 Answers: the first ``BENCH_JUDGE_SPEED_N`` (default 60: all) rows of
 ``bench/data/judge_notes_3b1b.jsonl``, the judge's new-style test part (note-style answers to
 questions over lectures the label model never saw; labels read blind), judged against the
-3b1b-pt index (built once under ``bench/out/``). ``BENCH_JUDGE_SPEED_ENGINES`` chooses the
-engines (comma-separated). Each run is its own process, measured by a small parent that reads
-its peak resident memory (the embedded LLM server runs inside it, so it is counted); the
-judged items are kept in ``bench/out/judge_speed_<engine>.json``.
+3b1b-pt index (built once under ``bench/out/``). ``BENCH_JUDGE_SPEED_RUNS`` chooses the runs
+(comma-separated; default ``before,now``). Each run is its own process, measured by a small
+parent that reads its peak resident memory (the embedded LLM server runs inside it, so it is
+counted); the judged items are kept in ``bench/out/judge_speed_<run>.json``.
 """
 
 from __future__ import annotations
@@ -36,7 +41,13 @@ from bench.common import (
 )
 
 TEST_PART = DATA / "judge_notes_3b1b.jsonl"
-ENGINES = {"llama_cpp": "llama.cpp", "transformers": "transformers"}
+BEFORE = ["--thresholds", str(DATA / "labels_before.json"), "--reasoning"]
+RUNS: dict[str, tuple[dict[str, str], list[str]]] = {
+    "before": ({}, BEFORE),
+    "now": ({}, []),
+    "transformers": ({"AULA_JUDGE_LIKELIHOOD_ENGINE": "transformers"}, BEFORE),
+}
+DEFAULT_RUNS = "before,now"
 METER = (
     "import json, resource, subprocess, sys, time\n"
     "t = time.perf_counter()\n"
@@ -48,17 +59,17 @@ METER = (
 )
 
 
-def _judged(engine: str, answers: Path, index: Path) -> tuple[dict[str, Any], list[Any]]:
+def _judged(run: str, answers: Path, index: Path) -> tuple[dict[str, Any], list[Any]]:
     """One ``aula judge`` run: its meter's figures and its judged items."""
-    out = OUT / f"judge_speed_{engine}.json"
-    env = {**os.environ, "AULA_JUDGE_LIKELIHOOD": "embedded",
-           "AULA_JUDGE_LIKELIHOOD_ENGINE": ENGINES[engine]}
+    out = OUT / f"judge_speed_{run}.json"
+    env_more, args = RUNS[run]
+    env = {**os.environ, "AULA_JUDGE_LIKELIHOOD": "embedded", **env_more}
     cmd = [sys.executable, "-c", METER, str(out), sys.executable, "-m", "app.cli", "judge",
-           str(answers), "--index", str(index), "--json"]
+           str(answers), "--index", str(index), "--json", *args]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     meter = json.loads(done.stdout.strip().splitlines()[-1])
     if meter["rc"] != 0:
-        raise RuntimeError(f"aula judge ({engine}) failed: {done.stderr[-2000:]}")
+        raise RuntimeError(f"aula judge ({run}) failed: {done.stderr[-2000:]}")
     return meter, json.loads(out.read_text())["items"]
 
 
@@ -74,14 +85,15 @@ def main() -> None:
     answers = OUT / "judge_speed_answers.jsonl"
     answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     figures["answers"] = len(rows)
-    chosen = os.environ.get("BENCH_JUDGE_SPEED_ENGINES", ",".join(ENGINES)).split(",")
-    for engine in (e for e in chosen if e):
-        meter, items = _judged(engine, answers, Path(store.root))
-        figures[f"{engine}_answers_per_min"] = 60 * len(rows) / meter["seconds"]
-        figures[f"{engine}_peak_rss_mb"] = meter["peak_rss_mb"]
+    chosen = os.environ.get("BENCH_JUDGE_SPEED_RUNS", DEFAULT_RUNS).split(",")
+    for run in (r for r in chosen if r):
+        meter, items = _judged(run, answers, Path(store.root))
+        figures[f"{run}_answers_per_min"] = 60 * len(rows) / meter["seconds"]
+        figures[f"{run}_peak_rss_mb"] = meter["peak_rss_mb"]
+        figures[f"{run}_judge_llm_asked"] = sum(it.get("ar_score") is not None for it in items)
         manual = [it.get("manual") for it in items]
         for name, value in label_figures(manual, [it.get("automated") for it in items]).items():
-            figures[f"{engine}_{name}"] = value
+            figures[f"{run}_{name}"] = value
     report("judge_speed", figures)
 
 

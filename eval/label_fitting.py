@@ -10,6 +10,7 @@ out would flatter the fit.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -35,6 +36,7 @@ from eval.signals import (
     LOCATED_FEATURES,
     QUESTION_FEATURES,
     REFERENCE_FEATURES,
+    REFERENCE_READ_FEATURES,
     WORD_FEATURES,
 )
 from eval.signals import (
@@ -128,8 +130,10 @@ class Variant(NamedTuple):
     located: bool = False
 
 
-def _variants(candidates: Sequence[str]) -> list[Variant]:
-    """The submodels to fit, in the order they are tried: one that may read every signal;
+def _variants(candidates: Sequence[str], quick: bool = False) -> list[Variant]:
+    """The submodels to fit, in the order they are tried: one that may read every signal
+    (``quick``: instead, one that reads only the answer's words and likelihood gains against its
+    reference, ``REFERENCE_READ_FEATURES``, which a judge reads without its LLM);
     one without the words (the reference's and the lecture's), for an answer in another
     language than its reference (the likelihood gain still reads it); one without the gains,
     for a judge run with no likelihood scorer (``AULA_JUDGE_LIKELIHOOD=off``); one without any
@@ -153,7 +157,15 @@ def _variants(candidates: Sequence[str]) -> list[Variant]:
             out.append(Variant("located_without_gain",
                                plain + [f for f in located if f not in LIKELIHOOD_FEATURES],
                                located=True))
-    out.append(Variant("with_reference", list(candidates)))
+    read = [f for f in candidates if f in REFERENCE_READ_FEATURES]
+    if quick and read:
+        # first for an answer with a reference: its words and gains alone, so a judge can
+        # label it without its LLM (``LabelModel.settled_without``); the signals it may
+        # choose from are only those, so a variant that may read every signal would label
+        # nothing it cannot: not fitted
+        out.append(Variant("reference_read", read))
+    else:
+        out.append(Variant("with_reference", list(candidates)))
     if any(f in WORD_FEATURES for f in candidates):
         out.append(Variant("reference_without_words",
                            [f for f in candidates if f not in WORD_FEATURES]))
@@ -203,8 +215,12 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
     for prefix, part in parts:
+        # answers given to judge are labelled from their words and gains first; the
+        # service's own are read with the judge's LLM too (``aula eval`` has generated them
+        # anyway, and its copied-word answers need the claim check)
         got, figs = _fit_variants([rows[i] for i in part], [labels[i] for i in part],
-                                  [groups[i] for i in part], candidates)
+                                  [groups[i] for i in part], candidates,
+                                  quick=not prefix)
         models += [replace(m, aula_only=bool(prefix)) for m in got]
         figures.update({prefix + name: fig for name, fig in figs.items()})
     return LabelModel(models=tuple(models), judge_model=judge_model,
@@ -214,12 +230,13 @@ def fit_label_model(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
 
 
 def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
-                  candidates: Sequence[str]) -> tuple[list[Submodel], dict[str, Any]]:
+                  candidates: Sequence[str], *, quick: bool = False
+                  ) -> tuple[list[Submodel], dict[str, Any]]:
     """The submodels of ``_variants`` fitted on ``rows``, in order, and each one's figures."""
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
     seen: set[tuple[str, ...]] = set()
-    for name, variant, located in _variants(candidates):
+    for name, variant, located in _variants(candidates, quick):
         # a signal most items lack (not measured by this judge) is no candidate
         cands = [f for f in variant if sum(r.get(f) is not None for r in rows) * 2 > len(rows)]
         if not cands or tuple(cands) in seen:
@@ -270,31 +287,47 @@ def loqo_predictions(model: LabelModel, rows: Sequence[Row], labels: Sequence[st
 # --- fitting on judged items (``aula fit-labels``, bench/judge_agreement.py) ------------------
 
 
-def read_judged(source: Path) -> pd.DataFrame:
-    """The judged items of an ``aula eval`` folder or a judged JSONL/CSV; one error naming
-    ``source`` when it cannot be read or was not judged."""
+def read_judged(*sources: Path) -> pd.DataFrame:
+    """The judged items of ``aula eval`` folders, judged JSONL/CSV files or ``aula judge
+    --json``'s output, together; one error naming the source that cannot be read or was not
+    judged."""
+    return pd.concat([_judged(s) for s in sources], ignore_index=True)
+
+
+def _judged(source: Path) -> pd.DataFrame:
     if source.is_dir():
         rows = pd.DataFrame(load_items(source))
     else:
         try:
-            rows = (pd.read_csv(source) if source.suffix == ".csv"
-                    else pd.read_json(source, lines=True))
-        except ValueError as exc:  # pandas' parser errors
+            if source.suffix == ".json":  # `aula judge --json`: its items
+                data = json.loads(source.read_text(encoding="utf-8"))
+                rows = pd.DataFrame(data["items"] if isinstance(data, dict) else data)
+            elif source.suffix == ".csv":
+                rows = pd.read_csv(source)
+            else:
+                rows = pd.read_json(source, lines=True)
+        except (OSError, ValueError, KeyError) as exc:  # unreadable, or not judged items
             raise InputError(f"{source}: cannot be read: {exc}".splitlines()[0]) from None
-    for col in ("ar_score", "correctness_score", "manual"):
+    for col in ("manual",):
         if col not in rows:
-            raise InputError(f"{source}: no column {col!r} (judge the items first)")
+            raise InputError(f"{source}: no column {col!r} (judge labelled items first)")
+    if "ar_score" not in rows and "reference_gain" not in rows:
+        raise InputError(f"{source}: no judge signals (ar_score, reference_gain): judge the "
+                         "items first")
     return rows
 
 
 def judged_items(rows: Any) -> list[tuple[Any, ...]]:
     """``(ar, correctness, manual, claim_p)`` per judged row, for fitting thresholds."""
     return [
-        (None if pd.isna(r["ar_score"]) else int(r["ar_score"]),
-         None if pd.isna(r["correctness_score"]) else int(r["correctness_score"]),
+        (_score_of(r.get("ar_score")), _score_of(r.get("correctness_score")),
          r["manual"], recorded_probabilities(r) or None)
         for r in rows.to_dict("records")
     ]
+
+
+def _score_of(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
 
 
 def cross_validated(items: list[tuple[Any, ...]]) -> dict[str, Any]:
@@ -375,16 +408,17 @@ class LabelsFit:
     saved: dict[str, Any]
 
 
-def split_rows(rows: pd.DataFrame, split: str | None, source: Path
+def split_rows(rows: pd.DataFrame, split: str | None, *sources: Path
                ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows of ``split`` and the others (held out; none without a split)."""
     if split is None:
         return rows, rows.iloc[0:0]
+    named = ", ".join(map(str, sources))
     if "split" not in rows:
-        raise InputError(f"{source}: --split {split} but the items have no 'split'")
+        raise InputError(f"{named}: --split {split} but the items have no 'split'")
     fitted = rows[rows["split"].astype(str) == split]
     if fitted.empty:
-        raise InputError(f"{source}: no item in split {split!r}")
+        raise InputError(f"{named}: no item in split {split!r}")
     return fitted, rows[rows["split"].astype(str) != split]
 
 
@@ -398,9 +432,13 @@ def fit_labels(rows: pd.DataFrame, held: pd.DataFrame) -> LabelsFit:
     given = rows[rows["origin"] != AULA] if "origin" in rows else rows
     th_items = judged_items(given) if not given.empty and fits_apart(
         *_origins_labels_groups(_labelled(rows))) else items
-    th = fit_thresholds(th_items)
-    cv = cross_validated(th_items)
-    model = fit_model(rows, support_at=th.support_at) if "coverage_p" in rows else None
+    if any(it[0] is not None and it[1] is not None for it in th_items):
+        th = fit_thresholds(th_items)
+        cv = cross_validated(th_items)
+    else:  # judged without the judge's LLM (`aula judge` from words and likelihood alone)
+        th, cv = Thresholds(), agreement([], [])
+    signals = "coverage_p" in rows or "reference_gain" in rows
+    model = fit_model(rows, support_at=th.support_at) if signals else None
     fitted = sum(1 for it in items if it[2] is not None and not pd.isna(it[2]))
     result: dict[str, Any] = {"thresholds": th.to_dict(), "cross_validated": cv}
     if model is not None:

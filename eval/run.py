@@ -34,6 +34,7 @@ from eval.record import Record, Reference
 from eval.report import summarise, write_records, write_rows, write_summary
 from eval.signals import (
     AULA,
+    JUDGE_FEATURES,
     LIKELIHOOD_FEATURES,
     MATCH_FEATURES,
     TokenMatcher,
@@ -85,6 +86,11 @@ class Pipeline:
     ragas: Callable[[dict[str, Any]], Any] | None = None
     """Set: ragas metrics per item (``eval.ragas_metrics.RagasScorer.score``), as ``ragas_*``
     columns."""
+    reasoning: bool = True
+    """False: an answer the label model labels from its words and likelihood alone
+    (``LabelModel.settled_without`` the judge's LLM signals) gets no AR chain of thought and no
+    claim check: the same label, without the slow part. True: every answer gets them, for an
+    instructor to read."""
 
 
 def _val(row: dict[str, Any], key: str) -> Any:
@@ -218,16 +224,19 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
                    ar_only=None, automated_confidence=None)
         return out
     text = answer.text
-    ar = judge_item(p.judge, RELEVANCE, {"question": item.question, "answer": text},
-                    samples=p.samples)
-    out.update(ar_score=ar.score, ar=ar.fraction, ar_reasoning=ar.reasoning or ar.raw,
-               ar_error=ar.error)
-    checkable = p.correctness and bool(judged_on)  # no text: nothing to check the claims against
     out.update(_evidence_signals(item, p, text))
-    out.update(_verifier_signals(item, p, text))
-    if checkable:
-        out.update(_correctness(item, p, text, judged_on))
-    out["ar_only"] = ar_only_label(ar.score)
+    checkable = p.correctness and bool(judged_on)  # no text: nothing to check the claims against
+    if p.reasoning or not _settled(out, p):
+        ar = judge_item(p.judge, RELEVANCE, {"question": item.question, "answer": text},
+                        samples=p.samples)
+        out.update(ar_score=ar.score, ar=ar.fraction, ar_reasoning=ar.reasoning or ar.raw,
+                   ar_error=ar.error)
+        out.update(_verifier_signals(item, p, text))
+        if checkable:
+            out.update(_correctness(item, p, text, judged_on))
+        out["ar_only"] = ar_only_label(ar.score)
+    else:
+        out.update(ar_score=None, ar=None, ar_reasoning=None, ar_error=None, ar_only=None)
     out["judge_model"] = p.judge_model() or None
     out["automated"], out["label_by"], out["automated_confidence"] = \
         labelled_with_confidence(out, p, checkable)
@@ -369,6 +378,21 @@ def read_scale(key: str, model_id: str) -> str:
 def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] | None:
     """P(label) per class from the label model, when there is one fitted on this judge's model
     and the item has what one of its submodels reads."""
+    row = _model_row(item, p)
+    return None if row is None or p.label_model is None else p.label_model.probabilities(row)
+
+
+def _settled(item: dict[str, Any], p: Pipeline) -> bool:
+    """Whether the label model labels ``item`` as it is, without the judge's LLM signals
+    (``JUDGE_FEATURES``), as it would with them."""
+    row = _model_row(item, p)
+    return (row is not None and p.label_model is not None
+            and p.label_model.settled_without(row, JUDGE_FEATURES))
+
+
+def _model_row(item: dict[str, Any], p: Pipeline) -> dict[str, float | None] | None:
+    """The signals of ``item`` the label model reads (another scorer's or E5's on another scale
+    than its own left out); None without a label model fitted on this judge's model."""
     fitted_for = p.label_model.judge_model if p.label_model is not None else ""
     if p.label_model is None or (fitted_for and fitted_for != (p.judge_model() or fitted_for)):
         return None
@@ -381,7 +405,7 @@ def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] 
         if fitted and read_by and read_scale(key, read_by) != read_scale(key, fitted):
             for name in names:
                 row[name] = None
-    return p.label_model.probabilities(row)
+    return row
 
 
 def _gold_text(row: dict[str, Any], p: Pipeline) -> str | None:

@@ -122,6 +122,16 @@ FEATURES = (
     "located_match", "located_match_late",
 )
 """Every signal a label model may use, in this order."""
+JUDGE_FEATURES = ("ar", "claim_mean", "claim_min", "claim_share", "claim_count", "strict_mean",
+                  "strict_min", "coverage", "reference_agree")
+"""The signals the judge's LLM gives (AR's chain of thought, the claim check, the yes/no
+questions): the slow part of judging an answer. The others are the answer's words and the
+scorer's likelihood gains, a few seconds an answer."""
+REFERENCE_READ_FEATURES = ("reference_novelty", "reference_recall", "reference_gain",
+                           "reference_gain_low")
+"""An answer read against its reference answer without the judge's LLM: its words and its
+likelihood gains. Across two writers' answers these alone labelled new answers better than
+with the LLM's signals beside them (docs/judges.md)."""
 LOCATED_FEATURES = ("located_gain", "located_gain_low", "located_novelty", "located_recall",
                     "located_match", "located_match_late")
 """The evidence gain, the lecture's words and the token match read at the passage the

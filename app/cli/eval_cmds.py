@@ -186,10 +186,15 @@ def judge(
     samples: int = typer.Option(1, "--samples", help="Judge samples per item (median)."),
     thresholds: Path | None = ThresholdsOpt,
     concurrency: int = typer.Option(1, "--concurrency", help="Items judged at once."),
+    reasoning: bool = typer.Option(
+        False, "--reasoning", help="Also run the judge LLM's chain of thought (AR) and claim "
+        "check on the answers the label model labels without them (those with a reference "
+        "answer): the same labels, with the reasoning to read, at about half the speed."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Judge given answers: per-item AR, correctness and automated label, plus agreement
-    with the labels where the file has them."""
+    """Judge given answers: per-item automated C/PC/I label and its confidence (with AR and
+    correctness where the judge's LLM was asked), plus agreement with the labels where the
+    file has them."""
     s = settings_for(index)
     with one_line_errors(), ExitStack() as stack:
         qs = load_questions(file)
@@ -209,7 +214,7 @@ def judge(
                                   thresholds=thresholds_for(thresholds, s), search=search, k=k,
                                   label_model=label_model_for(thresholds, s),
                                   span_text=span_text, search_in=search,
-                                  matcher=matcher)
+                                  matcher=matcher, reasoning=reasoning)
         items = judge_rows(qs.to_dict("records"), pipeline, concurrency=concurrency)
     _warn_no_reference(qs.to_dict("records"), items)
     _print_judged(items, json_out)
@@ -249,7 +254,9 @@ def _write(out: Path, text: str) -> None:
 
 
 def fit_labels(
-    source: Path = typer.Argument(..., help="An `aula eval` folder or a judged JSONL/CSV."),
+    sources: list[Path] = typer.Argument(
+        ..., help="`aula eval` folders or judged JSONL/CSV files (`aula judge --json`'s "
+        "items), fitted on together."),
     out: Path = typer.Option(Path("thresholds.json"), "--out"),
     split: str | None = typer.Option(
         None, "--split", help="Fit only on the items whose `split` column says this; the "
@@ -260,7 +267,7 @@ def fit_labels(
     when the items carry the judge's signals, a label model on them (leave-one-question-out
     figures on the fitted items, plain agreement on held-out ones)."""
     with one_line_errors():
-        fitted = fit_labels_on(*split_rows(read_judged(source), split, source))
+        fitted = fit_labels_on(*split_rows(read_judged(*sources), split, *sources))
         _write(out, json.dumps(fitted.saved, ensure_ascii=False) + "\n")
     if json_out:
         print_json(fitted.result)

@@ -139,11 +139,11 @@ def test_items_without_a_reference_are_labelled_by_the_submodel_that_does_not_re
             labels.append(label)
             groups.append(f"q{q}")
     model = fit_label_model(rows, labels, groups, FEATURES)
-    with_ref, without = model.models
+    with_ref, bare = model.models[0], rows[-1]
+    without = next(m for m in model.models if m.usable(bare))
     assert "reference_novelty" in with_ref.features
     assert not set(without.features) & {"reference_novelty", "reference_recall",
                                         "reference_agree"}
-    bare = rows[-1]
     assert bare["reference_novelty"] is None and model.predict(bare) is not None
 
 
@@ -465,3 +465,31 @@ def test_located_readings_leave_the_submodels_of_gold_spans_and_references_as_th
     assert others == list(fit_label_model(rows, labels, groups, FEATURES).models)
     assert all(set(m.unless) >= {"evidence_gain", "reference_gain"}
                for m in model.models if m.unless)
+
+
+def test_answers_with_a_reference_are_labelled_from_their_words_and_gains_alone() -> None:
+    """Fitted on answers given with a reference answer, the first submodel reads only what needs
+    no judge LLM (the answer's words and likelihood gains against the reference): such an
+    answer's label is settled before the judge's chain of thought and claim check, and is the
+    same with them; one without the gain (no scorer) still needs them."""
+    from eval.signals import JUDGE_FEATURES, REFERENCE_READ_FEATURES
+
+    rows, labels, groups = _reference_items(3, claim_noise=0.1, gain_noise=0.2,
+                                            novelty_noise=0.05)
+    model = fit_label_model(rows, labels, groups, ("reference_novelty", "reference_recall",
+                                                   "reference_gain", "claim_mean", "claim_min"))
+    first = model.models[0]
+    assert set(first.features) <= set(REFERENCE_READ_FEATURES)
+    assert "reference_read" in model.figures and "with_reference" not in model.figures
+    quick = {k: (None if k in JUDGE_FEATURES else v) for k, v in rows[0].items()}
+    assert model.settled_without(quick, JUDGE_FEATURES)
+    assert model.probabilities(quick) == model.probabilities(rows[0])
+    # an answer without a reference waits for the claim check
+    bare = {**quick, **dict.fromkeys(REFERENCE_READ_FEATURES)}
+    assert not model.settled_without(bare, JUDGE_FEATURES)
+    assert model.probabilities(bare) is None and model.probabilities(
+        {**rows[0], **dict.fromkeys(REFERENCE_READ_FEATURES)}) is not None
+    # the service's own answers keep submodels that may read every signal
+    own = fit_label_model([{**r, "aula_answer": 1.0} for r in rows], labels, groups,
+                          ("reference_novelty", "claim_mean"))
+    assert "aula:with_reference" in own.figures and "aula:reference_read" not in own.figures

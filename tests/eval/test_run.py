@@ -260,3 +260,49 @@ def test_judging_many_answers_shows_its_rate_a_minute_in_a_terminal_and_keeps_th
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
     judge_rows(rows[:1], Pipeline(judge=judge, correctness=False))
     assert sys.stderr.text == ""
+
+
+def test_an_answer_labelled_from_its_words_gets_no_llm_judgement_unless_asked() -> None:
+    """With a reference answer the label model reads the answer's words (no LLM): the judge's
+    chain of thought and claim check are skipped, and the label is the same as with them;
+    ``reasoning`` asks for them anyway, and an answer without a reference still gets them."""
+    from eval.label_model import LabelModel, Submodel
+    from eval.run import evaluate_item
+
+    classes = ("C", "PC", "I")
+    by_novelty = Submodel(features=("reference_novelty",), mean=(0.3,), scale=(0.1,),
+                          coef=((-3.0,), (0.0,), (3.0,)), intercept=(0.0, 1.0, 0.0),
+                          classes=classes)
+    by_ar = Submodel(features=("ar",), mean=(0.5,), scale=(0.2,), coef=((2.0,), (0.0,), (-2.0,)),
+                     intercept=(0.0, 0.0, 0.0), classes=classes)
+    model = LabelModel(models=(by_novelty, by_ar))
+    checked: list[str] = []
+
+    def verify(messages):  # type: ignore[no-untyped-def]
+        checked.append(messages[-1]["content"])
+        return "SIM", {"SIM": 0.9, "NÃO": 0.1}
+
+    row = {"id": "r", "question": "O que a ReLU faz com entradas negativas?",
+           "reference_answer": "A ReLU devolve zero para entradas negativas.",
+           "contexts": ["A ReLU devolve zero para entradas negativas e repete as positivas."]}
+    right = {**row, "answer": "Ela devolve zero para entradas negativas."}
+    wrong = {**row, "answer": "Ela multiplica as entradas negativas por um fator aleatório "
+                              "escolhido durante o treino."}
+    judge = CountingJudge()
+    quick = Pipeline(judge=judge, verify=verify, label_model=model, reasoning=False)
+    fast = [evaluate_item(r, quick) for r in (right, wrong)]
+    assert [it["automated"] for it in fast] == ["C", "I"]
+    assert judge.judged == [] and checked == []
+    assert all(it["ar_score"] is None and it["automated_confidence"] > 0.5 for it in fast)
+
+    full = Pipeline(judge=judge, verify=verify, label_model=model)
+    slow = [evaluate_item(r, full) for r in (right, wrong)]
+    assert [it["automated"] for it in slow] == ["C", "I"]
+    assert [it["automated_confidence"] for it in slow] == \
+        [it["automated_confidence"] for it in fast]
+    assert all(it["ar_score"] == 3 and it["ar_reasoning"] for it in slow)
+    assert len(judge.judged) == 2 and checked
+
+    judge.judged.clear()
+    bare = evaluate_item({k: v for k, v in right.items() if k != "reference_answer"}, quick)
+    assert len(judge.judged) == 1 and bare["ar_score"] == 3 and bare["automated"] == "C"

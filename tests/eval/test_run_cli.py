@@ -412,3 +412,75 @@ def test_judge_and_eval_search_a_given_answer_alike(tmp_path: Path, sample_index
     for rid in ("en", "pt"):
         assert [judged[rid][k] for k in where] == [evaluated[rid][k] for k in where]
         assert judged[rid]["automated"] == evaluated[rid]["automated"]
+
+
+@pytest.mark.slow
+def test_the_embedded_judge_labels_answers_with_a_reference_without_asking_its_llm(  # type: ignore[no-untyped-def]
+        tmp_path: Path, sample_index, fake) -> None:
+    """With a reference answer the shipped label model reads the answer's words and its
+    likelihood gains (the real GGUF through llama.cpp): the judge's LLM is not asked, a right
+    answer reads C and a wrong one I; ``--reasoning`` asks it for AR and the claim check."""
+    from app.embedded_llm import MODEL_ID
+
+    reference = ("A ReLU devolve zero para entradas negativas e a própria entrada para as "
+                 "positivas: o máximo entre zero e x.")
+    question = "O que a ReLU devolve?"
+    f = tmp_path / "answers.jsonl"
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
+        {"id": "right", "question": question, "label": "C", "reference_answer": reference,
+         "answer": "Devolve zero para entradas negativas e a própria entrada para as "
+                   "positivas, ou seja, o máximo entre zero e x."},
+        {"id": "wrong", "question": question, "label": "I", "reference_answer": reference,
+         "answer": "A ReLU devolve sempre um número entre menos um e um, como a tangente "
+                   "hiperbólica, e por isso satura."},
+    ]))
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": fake.base_url,
+           "AULA_LLM_MODEL": MODEL_ID, "AULA_JUDGE_LIKELIHOOD": "embedded"}
+    proc = aula(["judge", str(f), "--json"], env)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    items = json.loads(stdout)["items"]
+    assert [(i["automated"], i["label_by"]) for i in items] == [("C", "model"), ("I", "model")]
+    assert all(i["ar_score"] is None and i["reference_gain"] is not None for i in items)
+    assert fake.chat_requests == []
+    proc = aula(["judge", str(f), "--json", "--reasoning"], env)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    again = json.loads(stdout)["items"]
+    assert [i["automated"] for i in again] == ["C", "I"]
+    assert all(i["ar_score"] == 3 and i["ar_reasoning"] for i in again)
+    assert fake.chat_requests
+
+
+def test_fit_labels_reads_several_judged_files_together(tmp_path: Path) -> None:
+    """Answers judged from their words and gains alone (no AR, no claim check) fit the label
+    model beside answers judged in full, from another file; an unreadable file is named."""
+    import random
+
+    rnd = random.Random(3)
+    gain = {"C": 1.1, "PC": 0.6, "I": 0.1}
+    full, quick = [], []
+    for q in range(12):
+        for label in ("C", "PC", "I"):
+            base = {"question_id": f"q{q}", "manual": label, "split": "fit",
+                    "reference_gain": gain[label] + rnd.gauss(0, 0.08),
+                    "reference_gain_low": gain[label] - 0.3 + rnd.gauss(0, 0.1)}
+            full.append({**base, "id": f"f{q}{label}", "ar_score": 3, "correctness_score": 2,
+                         "correctness_claim_p": [0.8], "coverage_p": 0.9})
+            quick.append({**base, "id": f"w{q}{label}"})
+    first, second = tmp_path / "full.jsonl", tmp_path / "quick.jsonl"
+    first.write_text("".join(json.dumps(r) + "\n" for r in full))
+    second.write_text("".join(json.dumps(r) + "\n" for r in quick))
+    out = tmp_path / "labels.json"
+    proc = aula(["fit-labels", str(first), str(second), "--out", str(out), "--json"], {})
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    result = json.loads(stdout)
+    assert result["label_model"]["leave_one_question_out"]["n"] == 72
+    assert result["label_model"]["signals"][0] and set(result["label_model"]["signals"][0]) <= {
+        "reference_gain", "reference_gain_low"}
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"manual": "C"\n')
+    proc = aula(["fit-labels", str(first), str(broken), "--out", str(out)], {})
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode != 0 and "broken.jsonl" in stderr and "Traceback" not in stderr
