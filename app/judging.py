@@ -103,7 +103,8 @@ def no_reference_warning(rows: Sequence[Mapping[str, Any]], judge_model: str | N
             "far less than with one on our bench (accuracy / linear kappa 0.57 / 0.41 reading "
             "the lecture where the question and answer find it, 0.51 / 0.31 at a given gold "
             "span, 0.55 / 0.45 on this service's own answers at their gold span, against "
-            "0.73 / 0.69 with reference answers). Add reference answers, or set "
+            "0.60-0.73 / 0.52-0.69 with reference answers on two test sets). Add reference "
+            "answers, or set "
             "AULA_JUDGE_BASE_URL to a stronger model, before trusting its labels.")
 
 

@@ -5,8 +5,11 @@ the manual ones, for each way of judging, one after the other in one run:
 - ``before``: the label model and judging of the previous release
   (``bench/data/labels_before.json``, every answer through the judge's LLM: AR's chain of thought,
   the claim check, the yes/no questions, beside the words and likelihood gains; ``--reasoning``);
-- ``now``: the shipped label model, which labels an answer with a reference from its words and
-  likelihood gains alone, so the judge's LLM is not asked (and its server not started);
+- ``now``: ``aula judge`` as shipped: an answer with a reference is labelled from its words and
+  likelihood gains alone (the label model's ``reference_read`` submodel), so the judge's LLM is
+  not asked (and its server not started);
+- ``reasoning`` (not run unless chosen): the shipped model with ``--reasoning``, which labels as
+  ``before`` (the same submodels, fitted on the same answers, come first);
 - ``transformers`` (not run unless chosen): ``before`` with the likelihood read de-quantised into
   float32 through transformers (``AULA_JUDGE_LIKELIHOOD_ENGINE=transformers``), as it was read
   before llama.cpp.
@@ -45,6 +48,7 @@ BEFORE = ["--thresholds", str(DATA / "labels_before.json"), "--reasoning"]
 RUNS: dict[str, tuple[dict[str, str], list[str]]] = {
     "before": ({}, BEFORE),
     "now": ({}, []),
+    "reasoning": ({}, ["--reasoning"]),
     "transformers": ({"AULA_JUDGE_LIKELIHOOD_ENGINE": "transformers"}, BEFORE),
 }
 DEFAULT_RUNS = "before,now"

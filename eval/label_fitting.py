@@ -131,9 +131,9 @@ class Variant(NamedTuple):
 
 
 def _variants(candidates: Sequence[str], quick: bool = False) -> list[Variant]:
-    """The submodels to fit, in the order they are tried: one that may read every signal
-    (``quick``: instead, one that reads only the answer's words and likelihood gains against its
-    reference, ``REFERENCE_READ_FEATURES``, which a judge reads without its LLM);
+    """The submodels to fit, in the order they are tried: one that may read every signal;
+    (``quick``) one that reads only the answer's words and likelihood gains against its
+    reference (``REFERENCE_READ_FEATURES``), for an answer judged without the judge's LLM;
     one without the words (the reference's and the lecture's), for an answer in another
     language than its reference (the likelihood gain still reads it); one without the gains,
     for a judge run with no likelihood scorer (``AULA_JUDGE_LIKELIHOOD=off``); one without any
@@ -157,15 +157,12 @@ def _variants(candidates: Sequence[str], quick: bool = False) -> list[Variant]:
             out.append(Variant("located_without_gain",
                                plain + [f for f in located if f not in LIKELIHOOD_FEATURES],
                                located=True))
+    out.append(Variant("with_reference", list(candidates)))
     read = [f for f in candidates if f in REFERENCE_READ_FEATURES]
     if quick and read:
-        # first for an answer with a reference: its words and gains alone, so a judge can
-        # label it without its LLM (``LabelModel.settled_without``); the signals it may
-        # choose from are only those, so a variant that may read every signal would label
-        # nothing it cannot: not fitted
+        # an answer with a reference judged without the judge's LLM (`aula judge` unless
+        # --reasoning): its words and gains alone
         out.append(Variant("reference_read", read))
-    else:
-        out.append(Variant("with_reference", list(candidates)))
     if any(f in WORD_FEATURES for f in candidates):
         out.append(Variant("reference_without_words",
                            [f for f in candidates if f not in WORD_FEATURES]))

@@ -17,7 +17,7 @@ for such an answer; the others are fitted on the other items.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
@@ -98,22 +98,6 @@ class LabelModel:
         """The label of the first submodel that can read ``row``; None if none can."""
         probs = self.probabilities(row)
         return None if probs is None else most_likely(probs)
-
-    def settled_without(self, row: Row, later: Collection[str]) -> bool:
-        """Whether ``row``'s label is already the one it would get once the signals ``later``
-        are read too: the first submodel that can read it reads none of them, and none tried
-        before it could read the row with them. What lets a judge skip its slow part
-        (``eval.signals.JUDGE_FEATURES``) for an answer the label model labels without it."""
-        for m in self.models:
-            if (m.aula_only and not row.get(AULA_ANSWER)) \
-                    or any(row.get(f) is not None for f in m.unless):
-                continue  # ruled out whatever else is read
-            if m.usable(row):
-                # unless a signal still to read would rule it out
-                return not any(row.get(f) is None and f in later for f in m.unless)
-            if all(row.get(f) is not None or f in later for f in m.features):
-                return False  # it could read the row once those are read
-        return False
 
     def probabilities(self, row: Row) -> dict[str, float] | None:
         """P(label) per class from the first submodel that can read ``row``; None if none can.

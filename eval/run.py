@@ -87,10 +87,11 @@ class Pipeline:
     """Set: ragas metrics per item (``eval.ragas_metrics.RagasScorer.score``), as ``ragas_*``
     columns."""
     reasoning: bool = True
-    """False: an answer the label model labels from its words and likelihood alone
-    (``LabelModel.settled_without`` the judge's LLM signals) gets no AR chain of thought and no
-    claim check: the same label, without the slow part. True: every answer gets them, for an
-    instructor to read."""
+    """False: an answer the label model can label from its words and likelihood gains alone
+    (with a reference answer: its ``reference_read`` submodel) is labelled so, without the
+    judge's LLM (no AR chain of thought, no claim check: about four times as fast). True: every
+    answer gets them, for an instructor to read, and is labelled by the submodel that reads
+    them beside its words and gains."""
 
 
 def _val(row: dict[str, Any], key: str) -> Any:
@@ -226,7 +227,7 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     text = answer.text
     out.update(_evidence_signals(item, p, text))
     checkable = p.correctness and bool(judged_on)  # no text: nothing to check the claims against
-    if p.reasoning or not _settled(out, p):
+    if p.reasoning or not _labelled_without_llm(out, p):
         ar = judge_item(p.judge, RELEVANCE, {"question": item.question, "answer": text},
                         samples=p.samples)
         out.update(ar_score=ar.score, ar=ar.fraction, ar_reasoning=ar.reasoning or ar.raw,
@@ -382,12 +383,13 @@ def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] 
     return None if row is None or p.label_model is None else p.label_model.probabilities(row)
 
 
-def _settled(item: dict[str, Any], p: Pipeline) -> bool:
-    """Whether the label model labels ``item`` as it is, without the judge's LLM signals
-    (``JUDGE_FEATURES``), as it would with them."""
+def _labelled_without_llm(item: dict[str, Any], p: Pipeline) -> bool:
+    """Whether the label model labels ``item`` from what it has before the judge's LLM is
+    asked: its words and likelihood gains (no ``JUDGE_FEATURES``)."""
     row = _model_row(item, p)
-    return (row is not None and p.label_model is not None
-            and p.label_model.settled_without(row, JUDGE_FEATURES))
+    if row is None or p.label_model is None:
+        return False
+    return p.label_model.probabilities({**row, **dict.fromkeys(JUDGE_FEATURES)}) is not None
 
 
 def _model_row(item: dict[str, Any], p: Pipeline) -> dict[str, float | None] | None:

@@ -130,8 +130,9 @@ scorer's likelihood gains, a few seconds an answer."""
 REFERENCE_READ_FEATURES = ("reference_novelty", "reference_recall", "reference_gain",
                            "reference_gain_low")
 """An answer read against its reference answer without the judge's LLM: its words and its
-likelihood gains. Across two writers' answers these alone labelled new answers better than
-with the LLM's signals beside them (docs/judges.md)."""
+likelihood gains, what ``aula judge`` labels such an answer from unless asked for the LLM's
+reasoning (about four times as fast; on one writer's answers less accurate than with the LLM's
+signals, on another's as accurate: docs/judges.md)."""
 LOCATED_FEATURES = ("located_gain", "located_gain_low", "located_novelty", "located_recall",
                     "located_match", "located_match_late")
 """The evidence gain, the lecture's words and the token match read at the passage the

@@ -189,7 +189,8 @@ def judge(
     reasoning: bool = typer.Option(
         False, "--reasoning", help="Also run the judge LLM's chain of thought (AR) and claim "
         "check on the answers the label model labels without them (those with a reference "
-        "answer): the same labels, with the reasoning to read, at about half the speed."),
+        "answer) and label them with those signals too: slower (about a quarter of the "
+        "speed on 2 cores) and more memory, with the reasoning to read."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Judge given answers: per-item automated C/PC/I label and its confidence (with AR and

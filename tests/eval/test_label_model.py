@@ -467,29 +467,29 @@ def test_located_readings_leave_the_submodels_of_gold_spans_and_references_as_th
                for m in model.models if m.unless)
 
 
-def test_answers_with_a_reference_are_labelled_from_their_words_and_gains_alone() -> None:
-    """Fitted on answers given with a reference answer, the first submodel reads only what needs
-    no judge LLM (the answer's words and likelihood gains against the reference): such an
-    answer's label is settled before the judge's chain of thought and claim check, and is the
-    same with them; one without the gain (no scorer) still needs them."""
+def test_answers_with_a_reference_judged_without_the_llm_are_labelled_by_words_and_gains() -> None:
+    """Answers given with a reference answer get two submodels: one that may read every signal
+    (the judge's LLM asked) and, after it, one of the answer's words and likelihood gains alone,
+    which labels an answer judged without the LLM; an answer with neither reference nor LLM
+    signals gets no label from them."""
     from eval.signals import JUDGE_FEATURES, REFERENCE_READ_FEATURES
 
     rows, labels, groups = _reference_items(3, claim_noise=0.1, gain_noise=0.2,
                                             novelty_noise=0.05)
     model = fit_label_model(rows, labels, groups, ("reference_novelty", "reference_recall",
                                                    "reference_gain", "claim_mean", "claim_min"))
-    first = model.models[0]
-    assert set(first.features) <= set(REFERENCE_READ_FEATURES)
-    assert "reference_read" in model.figures and "with_reference" not in model.figures
+    assert list(model.figures)[:2] == ["with_reference", "reference_read"]
+    full, read = model.models[:2]
+    assert set(read.features) <= set(REFERENCE_READ_FEATURES)
     quick = {k: (None if k in JUDGE_FEATURES else v) for k, v in rows[0].items()}
-    assert model.settled_without(quick, JUDGE_FEATURES)
-    assert model.probabilities(quick) == model.probabilities(rows[0])
-    # an answer without a reference waits for the claim check
-    bare = {**quick, **dict.fromkeys(REFERENCE_READ_FEATURES)}
-    assert not model.settled_without(bare, JUDGE_FEATURES)
-    assert model.probabilities(bare) is None and model.probabilities(
-        {**rows[0], **dict.fromkeys(REFERENCE_READ_FEATURES)}) is not None
-    # the service's own answers keep submodels that may read every signal
+    assert not full.usable(quick) or not set(full.features) & set(JUDGE_FEATURES)
+    assert model.probabilities(quick) == read.probabilities(quick) is not None
+    # read on its own (leave one question out) it labels these answers as the words say
+    read_labels = leave_group_out([{**r, **dict.fromkeys(JUDGE_FEATURES)} for r in rows],
+                                  labels, groups, read.features)
+    assert cohen_kappa(labels, read_labels, weights="linear") >= 0.8
+    assert model.probabilities({**quick, **dict.fromkeys(REFERENCE_READ_FEATURES)}) is None
+    # the service's own answers are judged with the LLM: no such submodel of their own
     own = fit_label_model([{**r, "aula_answer": 1.0} for r in rows], labels, groups,
                           ("reference_novelty", "claim_mean"))
     assert "aula:with_reference" in own.figures and "aula:reference_read" not in own.figures

@@ -264,8 +264,8 @@ def test_judging_many_answers_shows_its_rate_a_minute_in_a_terminal_and_keeps_th
 
 def test_an_answer_labelled_from_its_words_gets_no_llm_judgement_unless_asked() -> None:
     """With a reference answer the label model reads the answer's words (no LLM): the judge's
-    chain of thought and claim check are skipped, and the label is the same as with them;
-    ``reasoning`` asks for them anyway, and an answer without a reference still gets them."""
+    chain of thought and claim check are skipped; ``reasoning`` asks for them anyway (here the
+    same submodel labels both ways), and an answer without a reference still gets them."""
     from eval.label_model import LabelModel, Submodel
     from eval.run import evaluate_item
 
