@@ -16,8 +16,10 @@ the manual ones, for each way of judging, one after the other in one run:
 
 Answers: the first ``BENCH_JUDGE_SPEED_N`` (default 60: all) rows of
 ``bench/data/judge_notes_3b1b.jsonl``, the judge's new-style test part (note-style answers to
-questions over lectures the label model never saw; labels read blind), judged against the
-3b1b-pt index (built once under ``bench/out/``). ``BENCH_JUDGE_SPEED_RUNS`` chooses the runs
+questions over lectures the label model never saw; labels read blind), or with
+``BENCH_JUDGE_SPEED_SET=fresh`` of ``judge_fresh_3b1b.jsonl`` (voice-message answers by a third
+writer, over lectures no other set used), judged against the 3b1b-pt index (built once under
+``bench/out/``). ``BENCH_JUDGE_SPEED_RUNS`` chooses the runs
 (comma-separated; default ``before,now``). Each run is its own process, measured by a small
 parent that reads its peak resident memory (the embedded LLM server runs inside it, so it is
 counted); the judged items are kept in ``bench/out/judge_speed_<run>.json``.
@@ -43,7 +45,7 @@ from bench.common import (
     report,
 )
 
-TEST_PART = DATA / "judge_notes_3b1b.jsonl"
+TEST_PARTS = {"notes": DATA / "judge_notes_3b1b.jsonl", "fresh": DATA / "judge_fresh_3b1b.jsonl"}
 BEFORE = ["--thresholds", str(DATA / "labels_before.json"), "--reasoning"]
 RUNS: dict[str, tuple[dict[str, str], list[str]]] = {
     "before": ({}, BEFORE),
@@ -85,7 +87,9 @@ def main() -> None:
 
     figures: dict[str, Any] = {}
     store, _ = index_3b1b(embedded_embedder(), figures)
-    rows = read_jsonl(TEST_PART)[: env_int("BENCH_JUDGE_SPEED_N", 60)]
+    part = os.environ.get("BENCH_JUDGE_SPEED_SET", "notes")
+    rows = read_jsonl(TEST_PARTS[part])[: env_int("BENCH_JUDGE_SPEED_N", 60)]
+    figures["set"] = part
     answers = OUT / "judge_speed_answers.jsonl"
     answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     figures["answers"] = len(rows)

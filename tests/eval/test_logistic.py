@@ -33,11 +33,14 @@ LABEL_ROWS = [
     {"claim_share": 0.5, "evidence_novelty": 0.3, "claim_min": 0.6, "evidence_gain": 0.2,
      "claim_count": 0.25, "claim_mean": 0.7, "coverage": 0.9},
     {"claim_share": 0.9},
+    # an answer with a reference judged without the LLM: its words and gains alone
+    {"reference_gain": 0.6, "reference_recall": 0.3, "reference_gain_low": 0.2},
 ]
 LABEL_P = [
     {"C": 0.31980116507136325, "I": 0.1400551829841752, "PC": 0.5401436519444616},
     {"C": 0.12361126544948059, "I": 0.592967663302473, "PC": 0.2834210712480464},
     {"C": 0.40685694113420606, "I": 0.23882495899480954, "PC": 0.3543180998709845},
+    {"C": 0.2212161677298407, "I": 0.3667034077011024, "PC": 0.4120804245690569},
 ]
 
 
@@ -58,7 +61,9 @@ def test_the_shipped_course_check_gives_the_same_p_as_before() -> None:
 def test_the_shipped_label_model_gives_the_same_p_as_before() -> None:
     raw = json.loads((ROOT / "eval" / "labels.json").read_text(encoding="utf-8"))
     model = LabelModel.from_dict(raw["label_model"])
-    assert [model.probabilities(r) for r in LABEL_ROWS] == LABEL_P
+    # a refit on the same answers may move the last bit of a coefficient
+    assert [model.probabilities(r) for r in LABEL_ROWS] == [pytest.approx(p, rel=1e-12)
+                                                             for p in LABEL_P]
 
 
 def test_a_model_round_trips_and_reads_named_features_or_a_vector() -> None:
