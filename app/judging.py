@@ -139,10 +139,6 @@ class OnFirstUse:
         self._lock = threading.Lock()
         self.model_id = model_id
 
-    @property
-    def started(self) -> bool:
-        return self._client is not None
-
     def _started(self) -> Any:
         with self._lock:
             if self._client is None:

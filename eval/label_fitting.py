@@ -305,9 +305,8 @@ def _judged(source: Path) -> pd.DataFrame:
                 rows = pd.read_json(source, lines=True)
         except (OSError, ValueError, KeyError) as exc:  # unreadable, or not judged items
             raise InputError(f"{source}: cannot be read: {exc}".splitlines()[0]) from None
-    for col in ("manual",):
-        if col not in rows:
-            raise InputError(f"{source}: no column {col!r} (judge labelled items first)")
+    if "manual" not in rows:
+        raise InputError(f"{source}: no column 'manual' (judge labelled items first)")
     if "ar_score" not in rows and "reference_gain" not in rows:
         raise InputError(f"{source}: no judge signals (ar_score, reference_gain): judge the "
                          "items first")

@@ -256,8 +256,8 @@ def _write(out: Path, text: str) -> None:
 
 def fit_labels(
     sources: list[Path] = typer.Argument(
-        ..., help="`aula eval` folders or judged JSONL/CSV files (`aula judge --json`'s "
-        "items), fitted on together."),
+        ..., help="`aula eval` folders, judged JSONL/CSV files or `aula judge --json` "
+        "output (.json), fitted on together."),
     out: Path = typer.Option(Path("thresholds.json"), "--out"),
     split: str | None = typer.Option(
         None, "--split", help="Fit only on the items whose `split` column says this; the "
