@@ -156,10 +156,14 @@ class MilvusStore:
         logging.getLogger("pymilvus").setLevel(logging.ERROR)  # not its client-side notes
         self.uri = uri
         self.collection = collection
-        if not uri.startswith(("http://", "https://", "tcp://", "unix:")):
+        remote = uri.startswith(("http://", "https://", "tcp://", "unix:"))
+        if not remote:
             Path(uri).parent.mkdir(parents=True, exist_ok=True)  # milvus-lite: a local file
         try:
-            self.client = MilvusClient(uri=uri, token=token or "")
+            # A server connection of this store's own, closed with it: pymilvus otherwise keeps
+            # one shared channel per address after its clients close, which a server that
+            # limits keepalive pings drops while idle, and the next store inherits it broken.
+            self.client = MilvusClient(uri=uri, token=token or "", dedicated=remote)
             if self.exists():
                 self.client.load_collection(collection)  # a restarted server keeps it released
         except Exception as exc:  # noqa: BLE001 - pymilvus raises several kinds
