@@ -11,7 +11,8 @@ ALL = [
     "ingest_query", "ingest_scale", "retrieval_quality", "cross_language", "vector_stores",
     "faiss_scale", "gpu_embed", "asr",
     "ask_latency", "prompt_cache", "focus_cache", "search_load", "load_run",
-    "judge_throughput", "judge_speed", "likelihood_engines", "judge_writers", "eval_scale",
+    "judge_throughput", "judge_speed", "likelihood_engines", "judge_writers",
+    "judge_across_writers", "eval_scale",
     "judge_agreement",
     "annotate", "summary_requests", "comparisons", "login_memory",
 ]

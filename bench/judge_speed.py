@@ -15,11 +15,12 @@ the manual ones, for each way of judging, one after the other in one run:
   before llama.cpp.
 
 Answers: the first ``BENCH_JUDGE_SPEED_N`` (default 60: all) rows of
-``bench/data/judge_notes_3b1b.jsonl``, the judge's new-style test part (note-style answers to
-questions over lectures the label model never saw; labels read blind), or with
-``BENCH_JUDGE_SPEED_SET=fresh`` of ``judge_fresh_3b1b.jsonl`` (voice-message answers by a third
-writer, over lectures no other set used), judged against the 3b1b-pt index (built once under
-``bench/out/``). ``BENCH_JUDGE_SPEED_RUNS`` chooses the runs
+``bench/data/judge_fresh_3b1b.jsonl``, the judge's test part in a style no fitting answer has
+(transcribed voice messages by a writer none of the fitting answers came from, to questions over
+lectures no other set used; labels read blind), or with ``BENCH_JUDGE_SPEED_SET=notes`` of
+``judge_notes_3b1b.jsonl`` (study notes by the third fitting writer: fitting answers since the
+ordinal words-and-gains submodel, read as a test part before), judged against the 3b1b-pt index
+(built once under ``bench/out/``). ``BENCH_JUDGE_SPEED_RUNS`` chooses the runs
 (comma-separated; default ``before,now``). Each run is its own process, measured by a small
 parent that reads its peak resident memory (the embedded LLM server runs inside it, so it is
 counted); the judged items are kept in ``bench/out/judge_speed_<run>.json``.
@@ -87,7 +88,7 @@ def main() -> None:
 
     figures: dict[str, Any] = {}
     store, _ = index_3b1b(embedded_embedder(), figures)
-    part = os.environ.get("BENCH_JUDGE_SPEED_SET", "notes")
+    part = os.environ.get("BENCH_JUDGE_SPEED_SET", "fresh")
     rows = read_jsonl(TEST_PARTS[part])[: env_int("BENCH_JUDGE_SPEED_N", 60)]
     figures["set"] = part
     answers = OUT / "judge_speed_answers.jsonl"

@@ -110,3 +110,41 @@ def fit_classes(x: np.ndarray, labels: Sequence[str], *, c: float, max_iter: int
         intercept = np.array([-intercept[0] / 2, intercept[0] / 2])
     return {"mean": mean.tolist(), "scale": scale.tolist(), "coef": coef.tolist(),
             "intercept": intercept.tolist(), "classes": lr.classes_.tolist()}
+
+
+def fit_ordinal(x: np.ndarray, labels: Sequence[str], order: Sequence[str], *, c: float
+                ) -> dict[str, Any]:
+    """A balanced cumulative-logit (proportional odds) regression on standardised features:
+    one score ``coef · z`` for every label, with ``order``'s labels from lowest to highest cut
+    apart at increasing ``intercept``s (``P(label ≤ order[k]) = sigmoid(intercept[k] - score)``);
+    an L2 penalty of ``1 / (2c)`` on the weights, classes weighed as scikit-learn's "balanced".
+    Returns ``mean``, ``scale``, ``coef`` (one row), ``intercept`` (one cut fewer than labels)
+    and ``classes`` (``order``), as lists."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = (x - mean) / scale
+    y = np.array([list(order).index(lab) for lab in labels])
+    counts = np.bincount(y, minlength=len(order))
+    if (counts == 0).any():
+        raise ValueError(f"no item labelled {order[int(np.argmin(counts))]!r} to fit on")
+    weight = (len(y) / (len(order) * counts))[y]
+    k, cuts = z.shape[1], len(order) - 1
+
+    def thresholds(p: np.ndarray) -> np.ndarray:
+        # the first cut, then positive steps: the cuts stay in order
+        return np.cumsum(np.concatenate([p[k:k + 1], np.exp(p[k + 1:])]))
+
+    def loss(p: np.ndarray) -> float:
+        cum = expit(thresholds(p)[None, :] - (z @ p[:k])[:, None])
+        edges = np.hstack([np.zeros((len(y), 1)), cum, np.ones((len(y), 1))])
+        prob = edges[np.arange(len(y)), y + 1] - edges[np.arange(len(y)), y]
+        return float(-(weight * np.log(np.clip(prob, 1e-12, None))).sum()
+                     + (p[:k] @ p[:k]) / (2 * c))
+
+    start = np.concatenate([np.zeros(k), [-1.0], np.zeros(cuts - 1)])
+    p = minimize(loss, start, method="L-BFGS-B").x
+    return {"mean": mean.tolist(), "scale": scale.tolist(), "coef": [p[:k].tolist()],
+            "intercept": thresholds(p).tolist(), "classes": list(order)}

@@ -22,7 +22,7 @@ import pandas as pd
 
 from corpus.errors import InputError
 from eval.claims import recorded_probabilities
-from eval.fitting import fit_classes
+from eval.fitting import fit_classes, fit_ordinal
 from eval.label_model import LabelModel, Row, Submodel
 from eval.labels import Thresholds, fit_thresholds, loo_labels, normalise_label
 from eval.metrics import accuracy, agreement, cohen_kappa
@@ -53,23 +53,32 @@ questions) and they are fitted with the others, with no submodels of their own."
 MIN_AULA_GROUPS = 6
 
 
+ORDER = ("I", "PC", "C")
+"""The labels from worst to best: an ordinal submodel's order."""
+
+
 def fit_submodel(rows: Sequence[Row], labels: Sequence[str], features: Sequence[str],
-                 c: float = 1.0) -> Submodel:
-    """Logistic regression of ``labels`` on ``features`` (every row must have them)."""
+                 c: float = 1.0, *, ordinal: bool = False) -> Submodel:
+    """Logistic regression of ``labels`` on ``features`` (every row must have them):
+    multinomial, or ``ordinal`` (cumulative logit over ``ORDER``)."""
     if not rows:
         raise InputError("no labelled items with these signals to fit on")
     x = np.array([[float(r[f] or 0.0) for f in features] for r in rows], dtype=np.float64)
     if len(set(labels)) < 2:
         raise InputError("the labelled items all have one label: nothing to tell apart")
-    fitted = fit_classes(x, labels, c=c, max_iter=2000)
+    if ordinal:
+        fitted = fit_ordinal(x, labels, [lab for lab in ORDER if lab in set(labels)], c=c)
+    else:
+        fitted = fit_classes(x, labels, c=c, max_iter=2000)
     return Submodel(features=tuple(features), mean=tuple(fitted["mean"]),
                     scale=tuple(fitted["scale"]), coef=tuple(map(tuple, fitted["coef"])),
                     intercept=tuple(fitted["intercept"]), classes=tuple(fitted["classes"]),
-                    c=c)
+                    c=c, ordinal=ordinal)
 
 
 def leave_group_out(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
-                    features: Sequence[str], c: float = 1.0) -> list[str | None]:
+                    features: Sequence[str], c: float = 1.0, *, ordinal: bool = False
+                    ) -> list[str | None]:
     """Each row's label from a model fitted without its group (question)."""
     out: list[str | None] = []
     cache: dict[str, Submodel | None] = {}
@@ -78,7 +87,7 @@ def leave_group_out(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
             idx = [i for i, h in enumerate(groups) if h != g]
             try:
                 cache[g] = fit_submodel([rows[i] for i in idx], [labels[i] for i in idx],
-                                        features, c)
+                                        features, c, ordinal=ordinal)
             except InputError:
                 cache[g] = None
         m = cache[g]
@@ -92,7 +101,8 @@ def _score(manual: Sequence[str], predicted: Sequence[str | None]) -> tuple[floa
 
 
 def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[str],
-                    candidates: Sequence[str], c_grid: Sequence[float] = C_GRID
+                    candidates: Sequence[str], c_grid: Sequence[float] = C_GRID, *,
+                    ordinal: bool = False
                     ) -> tuple[tuple[str, ...], float, list[dict[str, Any]]]:
     """Forward selection on leave-one-group-out (linear kappa, then accuracy) at C=1, then the
     regularisation for the chosen features: the features, C, and each step's figures (what
@@ -101,7 +111,8 @@ def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
     best = (-math.inf, -math.inf)
     steps: list[dict[str, Any]] = []
     while True:
-        tried = {f: _score(labels, leave_group_out(rows, labels, groups, [*chosen, f]))
+        tried = {f: _score(labels, leave_group_out(rows, labels, groups, [*chosen, f],
+                                                   ordinal=ordinal))
                  for f in candidates if f not in chosen}
         steps.append({"with": list(chosen),
                       "adding": {f: [round(k, 4), round(a, 4)] for f, (k, a) in tried.items()}})
@@ -114,7 +125,8 @@ def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
         chosen.append(f)
     if not chosen:
         raise InputError("no signal tells the labels apart on questions left out of the fit")
-    by_c = {c: _score(labels, leave_group_out(rows, labels, groups, chosen, c)) for c in c_grid}
+    by_c = {c: _score(labels, leave_group_out(rows, labels, groups, chosen, c, ordinal=ordinal))
+            for c in c_grid}
     best_c = max(c_grid, key=lambda c: (by_c[c], c == 1.0))
     steps.append({"with": list(chosen), "c": {str(c): list(v) for c, v in by_c.items()}})
     return tuple(chosen), best_c, steps
@@ -123,11 +135,13 @@ def select_features(rows: Sequence[Row], labels: Sequence[str], groups: Sequence
 class Variant(NamedTuple):
     """A submodel to fit: its name in the figures, the signals it may choose from, and
     whether it reads a located passage (tried only for an item with neither gold span nor
-    reference answer, and only kept when it chose a located signal)."""
+    reference answer, and only kept when it chose a located signal), and whether it is
+    ordinal (``fit_submodel``)."""
 
     name: str
     signals: list[str]
     located: bool = False
+    ordinal: bool = False
 
 
 def _variants(candidates: Sequence[str], quick: bool = False) -> list[Variant]:
@@ -162,7 +176,7 @@ def _variants(candidates: Sequence[str], quick: bool = False) -> list[Variant]:
     if quick and read:
         # an answer with a reference judged without the judge's LLM (`aula judge` unless
         # --reasoning): its words and gains alone
-        out.append(Variant("reference_read", read))
+        out.append(Variant("reference_read", read, ordinal=True))
     if any(f in WORD_FEATURES for f in candidates):
         out.append(Variant("reference_without_words",
                            [f for f in candidates if f not in WORD_FEATURES]))
@@ -233,7 +247,7 @@ def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[s
     models: list[Submodel] = []
     figures: dict[str, Any] = {}
     seen: set[tuple[str, ...]] = set()
-    for name, variant, located in _variants(candidates, quick):
+    for name, variant, located, ordinal in _variants(candidates, quick):
         # a signal most items lack (not measured by this judge) is no candidate
         cands = [f for f in variant if sum(r.get(f) is not None for r in rows) * 2 > len(rows)]
         if not cands or tuple(cands) in seen:
@@ -246,7 +260,8 @@ def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[s
         sub_labels = [labels[i] for i in idx]
         sub_groups = [groups[i] for i in idx]
         try:
-            chosen, c, steps = select_features(sub_rows, sub_labels, sub_groups, cands)
+            chosen, c, steps = select_features(sub_rows, sub_labels, sub_groups, cands,
+                                               ordinal=ordinal)
         except InputError:
             # a fallback none of whose signals helps (or a located one: it only goes first):
             # the items go to the next
@@ -258,7 +273,8 @@ def _fit_variants(rows: Sequence[Row], labels: Sequence[str], groups: Sequence[s
             # submodels that read a gold span: only answers with a located passage are its own
             continue
         unless = GOLD_OR_REFERENCE if located else ()
-        models.append(replace(fit_submodel(sub_rows, sub_labels, chosen, c), unless=unless))
+        models.append(replace(fit_submodel(sub_rows, sub_labels, chosen, c, ordinal=ordinal),
+                              unless=unless))
         figures[name] = {"signals": list(chosen), "items": len(idx), "selection": steps}
     if not models:
         raise InputError("too few labelled items with judge signals to fit a label model "
@@ -275,7 +291,7 @@ def loqo_predictions(model: LabelModel, rows: Sequence[Row], labels: Sequence[st
     for m in model.models:
         todo = [i for i in range(len(rows)) if predicted[i] is None and m.usable(rows[i])]
         labs = leave_group_out([rows[i] for i in todo], [labels[i] for i in todo],
-                               [groups[i] for i in todo], m.features, m.c)
+                               [groups[i] for i in todo], m.features, m.c, ordinal=m.ordinal)
         for i, lab in zip(todo, labs, strict=True):
             predicted[i] = lab
     return predicted

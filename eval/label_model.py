@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import Any
 
 from corpus.errors import InputError
-from eval.logistic import Logistic, field_of, number, numbers, softmax
+from eval.logistic import Logistic, field_of, number, numbers, sigmoid, softmax
 from eval.signals import AULA_ANSWER
 
 Row = Mapping[str, float | None]
@@ -37,7 +37,10 @@ def most_likely(probs: Mapping[str, float]) -> str:
 
 @dataclass(frozen=True)
 class Submodel:
-    """Logistic regression on standardised ``features``: class scores ``coef @ z + intercept``."""
+    """Logistic regression on standardised ``features``: class scores ``coef @ z + intercept``,
+    P by softmax; or, ``ordinal``, one score ``coef[0] @ z`` and ``classes`` from lowest to
+    highest, cut apart at the increasing ``intercept``s (cumulative logit:
+    ``P(label ≤ classes[k]) = sigmoid(intercept[k] - score)``)."""
 
     features: tuple[str, ...]
     mean: tuple[float, ...]
@@ -52,11 +55,16 @@ class Submodel:
     """Signals whose presence rules it out: the located submodels read only answers with
     neither gold span nor reference answer, the ones whose other signals (the claim check
     of retrieved passages) are not on the scale they were fitted on."""
+    ordinal: bool = False
+    """A cumulative-logit model over ordered labels (``eval.fitting.fit_ordinal``): a partly
+    right answer sits between a wrong and a right one on the same score."""
 
     @cached_property
     def scores(self) -> tuple[Logistic, ...]:
         """One logistic score per class (``coef`` row and ``intercept``) over the standardised
-        ``features``; P by softmax over them."""
+        ``features``; P by softmax over them. Ordinal: the one score, without intercept."""
+        if self.ordinal:
+            return (Logistic(tuple(self.coef[0]), 0.0, self.features, self.mean, self.scale),)
         return tuple(Logistic(tuple(ws), b, self.features, self.mean, self.scale)
                      for ws, b in zip(self.coef, self.intercept, strict=True))
 
@@ -71,6 +79,10 @@ class Submodel:
         """P(label) per class, or None when the row lacks one of the features."""
         if not self.usable(row):
             return None
+        if self.ordinal:
+            score = self.scores[0].z(row)
+            below = [0.0, *(sigmoid(cut - score) for cut in self.intercept), 1.0]
+            return {c: max(0.0, below[k + 1] - below[k]) for k, c in enumerate(self.classes)}
         return softmax([m.z(row) for m in self.scores], self.classes)
 
     def predict(self, row: Row) -> str | None:
@@ -140,10 +152,15 @@ def _submodel(raw: Any, source: str, at: str) -> Submodel:
     mean, scale, intercept = (numbers(field_of(raw, name, source, at), name, source, at)
                               for name in ("mean", "scale", "intercept"))
     n = len(features)
+    ordinal = bool(raw.get("ordinal", False))
+    rows_wanted, cuts_wanted = (1, len(classes) - 1) if ordinal else (len(classes),) * 2
     if len(mean) != n or len(scale) != n or any(len(r) != n for r in coef) \
-            or len(coef) != len(classes) or len(intercept) != len(classes):
+            or len(coef) != rows_wanted or len(intercept) != cuts_wanted:
         raise InputError(f"{source}: field '{at}coef': its weights do not match its features")
+    if ordinal and list(intercept) != sorted(intercept):
+        raise InputError(f"{source}: field '{at}intercept': an ordinal model's cuts must "
+                         "increase")
     return Submodel(features=features, mean=mean, scale=scale, coef=coef, intercept=intercept,
                     classes=classes, c=number({"c": 1.0, **raw}, "c", source, at),
                     aula_only=bool(raw.get("aula_only", False)),
-                    unless=tuple(map(str, raw.get("unless", ()))))
+                    unless=tuple(map(str, raw.get("unless", ()))), ordinal=ordinal)

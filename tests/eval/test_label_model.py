@@ -483,13 +483,45 @@ def test_answers_with_a_reference_judged_without_the_llm_are_labelled_by_words_a
     assert set(read.features) <= set(REFERENCE_READ_FEATURES)
     quick = {k: (None if k in JUDGE_FEATURES else v) for k, v in rows[0].items()}
     assert not full.usable(quick) or not set(full.features) & set(JUDGE_FEATURES)
-    assert model.probabilities(quick) == read.probabilities(quick) is not None
+    # labelled by words and gains alone (the first submodel if it chose no LLM signal)
+    first = next(m for m in model.models if m.usable(quick))
+    assert first in (full, read) and set(first.features) <= set(REFERENCE_READ_FEATURES)
+    assert model.probabilities(quick) == first.probabilities(quick) is not None
     # read on its own (leave one question out) it labels these answers as the words say
+    assert read.ordinal  # partly right sits between wrong and right on one score
     read_labels = leave_group_out([{**r, **dict.fromkeys(JUDGE_FEATURES)} for r in rows],
-                                  labels, groups, read.features)
+                                  labels, groups, read.features, ordinal=True)
     assert cohen_kappa(labels, read_labels, weights="linear") >= 0.8
     assert model.probabilities({**quick, **dict.fromkeys(REFERENCE_READ_FEATURES)}) is None
     # the service's own answers are judged with the LLM: no such submodel of their own
     own = fit_label_model([{**r, "aula_answer": 1.0} for r in rows], labels, groups,
                           ("reference_novelty", "claim_mean"))
     assert "aula:with_reference" in own.figures and "aula:reference_read" not in own.figures
+
+
+def test_an_ordinal_submodel_puts_a_partly_right_answer_between_wrong_and_right(tmp_path
+                                                                               ) -> None:  # type: ignore[no-untyped-def]
+    """Fitted ordinal, one score orders the labels: as the signal rises, P(C) only rises and
+    P(I) only falls, the middle of the range reads PC; stored and read back it gives the same
+    P, and a file whose cuts do not increase is refused, naming the field."""
+    rnd = random.Random(7)
+    level = {"I": 0.0, "PC": 1.0, "C": 2.0}
+    rows, labels = [], []
+    for q in range(15):
+        for label in ("C", "PC", "I"):
+            rows.append({"reference_gain": level[label] + rnd.gauss(0, 0.35)})
+            labels.append(label)
+    sub = fit_submodel(rows, labels, ["reference_gain"], ordinal=True)
+    assert sub.classes == ("I", "PC", "C") and len(sub.intercept) == 2
+    grid = [sub.probabilities({"reference_gain": g / 10}) for g in range(-10, 31)]
+    assert all(abs(sum(p.values()) - 1) < 1e-9 for p in grid)
+    assert all(a["C"] <= b["C"] and a["I"] >= b["I"] for a, b in zip(grid, grid[1:]))
+    assert [sub.predict({"reference_gain": g}) for g in (-0.5, 1.0, 2.5)] == ["I", "PC", "C"]
+    data = json.loads(LabelModel(models=(sub,)).to_json())
+    loaded = LabelModel.from_dict(data)
+    assert loaded.models[0].ordinal
+    assert loaded.probabilities({"reference_gain": 0.8}) == pytest.approx(
+        sub.probabilities({"reference_gain": 0.8}))
+    data["models"][0]["intercept"] = data["models"][0]["intercept"][::-1]
+    with pytest.raises(InputError, match=r"models\[0\]\.intercept"):
+        LabelModel.from_dict(data)

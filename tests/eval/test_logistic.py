@@ -32,15 +32,15 @@ LABEL_ROWS = [
      "ar": 1.0, "reference_gain": 0.6, "claim_share": 0.75},
     {"claim_share": 0.5, "evidence_novelty": 0.3, "claim_min": 0.6, "evidence_gain": 0.2,
      "claim_count": 0.25, "claim_mean": 0.7, "coverage": 0.9},
-    {"claim_share": 0.9},
-    # an answer with a reference judged without the LLM: its words and gains alone
+    {"strict_mean": 0.9},
+    # an answer with a reference judged without the LLM: its words and gains alone (ordinal)
     {"reference_gain": 0.6, "reference_recall": 0.3, "reference_gain_low": 0.2},
 ]
 LABEL_P = [
-    {"C": 0.31980116507136325, "I": 0.1400551829841752, "PC": 0.5401436519444616},
-    {"C": 0.12361126544948059, "I": 0.592967663302473, "PC": 0.2834210712480464},
-    {"C": 0.40685694113420606, "I": 0.23882495899480954, "PC": 0.3543180998709845},
-    {"C": 0.2212161677298407, "I": 0.3667034077011024, "PC": 0.4120804245690569},
+    {"C": 0.3198011650713632, "I": 0.1400551829841752, "PC": 0.5401436519444616},
+    {"C": 0.12361126544948059, "I": 0.5929676633024732, "PC": 0.28342107124804616},
+    {"C": 0.49576797736305467, "I": 0.09948899202808907, "PC": 0.4047430306088563},
+    {"I": 0.3565641142073327, "PC": 0.4586492366560695, "C": 0.1847866491365978},
 ]
 
 

@@ -1,0 +1,79 @@
+"""How the label model's words-and-gains reading (its ``reference_read`` submodel, what
+``aula judge`` labels an answer with a reference by) holds for a writer it was not fitted on.
+
+Fitting answers of three writers, read from their stored judged items: the judge set's
+(``judged_3b1b_gold.jsonl``, fitting split), the styled answers (``judged_styles_3b1b.jsonl``)
+and the study notes (``judged_notes_3b1b.jsonl``). For the shipped submodel's signals, in its
+ordinal (cumulative logit) form and in the multinomial form every other submodel has: each
+writer's answers labelled by a model fitted on the other two writers alone (leave one writer
+out: what a new writer meets), and each question's by one fitted without that question (leave
+one question out: how ``aula fit-labels`` chooses). Fitting answers only: no test part is read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bench.common import DATA, ROOT, label_figures, report
+
+WRITERS = {"judge_set": "judged_3b1b_gold.jsonl", "styles": "judged_styles_3b1b.jsonl",
+           "notes": "judged_notes_3b1b.jsonl"}
+
+
+def _rows() -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(writer, question, manual label, signals) of every fitting answer given with a
+    reference."""
+    from bench.common import read_jsonl
+    from eval.labels import normalise_label
+    from eval.signals import features
+
+    out = []
+    for writer, name in WRITERS.items():
+        for r in read_jsonl(DATA / name):
+            if r.get("split") != "fit" or r.get("origin") == "aula" \
+                    or not r.get("reference_answer"):
+                continue
+            out.append((writer, str(r.get("question_id") or r["question"]),
+                        str(normalise_label(r["manual"])), features(r)))
+    return out
+
+
+def _left_out(rows: list[tuple[str, str, str, dict[str, Any]]], key: int,
+              signals: tuple[str, ...], c: float, ordinal: bool) -> list[str | None]:
+    """Each row's label from a submodel fitted without the rows sharing its ``key``
+    (0: writer, 1: question)."""
+    from eval.label_fitting import leave_group_out
+
+    return leave_group_out([r[3] for r in rows], [r[2] for r in rows], [r[key] for r in rows],
+                           signals, c, ordinal=ordinal)
+
+
+def main() -> None:
+    raw = json.loads((ROOT / "eval" / "labels.json").read_text(encoding="utf-8"))
+    model = raw["label_model"]
+    chosen = model["figures"]["reference_read"]["signals"]
+    shipped = next(m for m in model["models"]
+                   if m["features"] == chosen and not m.get("aula_only"))
+    signals, c = tuple(shipped["features"]), float(shipped.get("c", 1.0))
+    rows = [r for r in _rows() if all(r[3].get(f) is not None for f in signals)]
+    figures: dict[str, Any] = {"signals": ",".join(signals), "answers": len(rows)}
+    figures.update({f"{w}_answers": sum(r[0] == w for r in rows) for w in WRITERS})
+    manual = [r[2] for r in rows]
+    for form, ordinal in (("ordinal", True), ("multinomial", False)):
+        by_writer = _left_out(rows, 0, signals, c, ordinal)
+        for name, value in label_figures(manual, by_writer).items():
+            figures[f"{form}_new_writer_{name}"] = value
+        for w in WRITERS:
+            idx = [i for i, r in enumerate(rows) if r[0] == w]
+            got = label_figures([manual[i] for i in idx], [by_writer[i] for i in idx])
+            figures[f"{form}_new_writer_{w}_kappa_linear"] = got["kappa_linear"]
+            figures[f"{form}_new_writer_{w}_pc_recall"] = got["pc_recall"]
+        by_question = _left_out(rows, 1, signals, c, ordinal)
+        for name, value in label_figures(manual, by_question).items():
+            figures[f"{form}_new_question_{name}"] = value
+    report("judge_across_writers", figures)
+
+
+if __name__ == "__main__":
+    main()
