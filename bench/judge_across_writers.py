@@ -7,7 +7,10 @@ and the study notes (``judged_notes_3b1b.jsonl``). For the shipped submodel's si
 ordinal (cumulative logit) form and in the multinomial form every other submodel has: each
 writer's answers labelled by a model fitted on the other two writers alone (leave one writer
 out: what a new writer meets), and each question's by one fitted without that question (leave
-one question out: how ``aula fit-labels`` chooses). Fitting answers only: no test part is read.
+one question out: how ``aula fit-labels`` chooses), on fitting answers only. Beside them, the
+judge set's test part (70 answers, its stored judged items) labelled by the shipped label model
+as ``aula judge`` labels it (words and gains alone: the judge's LLM columns left out) and as
+``aula judge --reasoning`` does (every signal).
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ def _left_out(rows: list[tuple[str, str, str, dict[str, Any]]], key: int,
     (0: writer, 1: question)."""
     from eval.label_fitting import leave_group_out
 
-    return leave_group_out([r[3] for r in rows], [r[2] for r in rows], [r[key] for r in rows],
-                           signals, c, ordinal=ordinal)
+    groups = [r[0] if key == 0 else r[1] for r in rows]
+    return leave_group_out([r[3] for r in rows], [r[2] for r in rows], groups, signals, c,
+                           ordinal=ordinal)
 
 
 def main() -> None:
@@ -72,7 +76,41 @@ def main() -> None:
         by_question = _left_out(rows, 1, signals, c, ordinal)
         for name, value in label_figures(manual, by_question).items():
             figures[f"{form}_new_question_{name}"] = value
+    figures.update(_judge_set_test())
     report("judge_across_writers", figures)
+
+
+LLM_COLUMNS = ("ar_score", "ar_reasoning", "correctness_score", "correctness_claim_p",
+               "correctness_strict_p", "correctness_reasoning", "coverage_p", "reference_agree_p")
+"""What the judge's LLM adds to a judged item (AR, the claim check, the yes/no questions)."""
+
+
+def _judge_set_test() -> dict[str, Any]:
+    """The shipped label model on the judge set's test part, read without and with the LLM."""
+    import pandas as pd
+
+    from app.judging import load_label_model, load_thresholds
+    from bench.common import read_jsonl
+    from eval.label_fitting import held_out_figures
+    from eval.run import Pipeline, labelled_without_llm
+
+    labels = ROOT / "eval" / "labels.json"
+    model, th = load_label_model(labels), load_thresholds(labels)
+    held = pd.DataFrame([r for r in read_jsonl(DATA / WRITERS["judge_set"])
+                         if r.get("split") == "test"])
+    # as `aula judge` has them: an answer it can label from words and gains without the LLM
+    # signals (one in another language than its reference has no words: it asks the LLM)
+    p = Pipeline(judge=lambda m: "", thresholds=th, label_model=model)
+    quick = pd.DataFrame([{**r, **dict.fromkeys(LLM_COLUMNS)} if labelled_without_llm(r, p)
+                          else r for r in held.to_dict("records")])
+    out: dict[str, Any] = {"judge_set_test_answers": len(held),
+                           "judge_set_test_asked_the_llm": int(quick["ar_score"].notna().sum())}
+    for name, rows in (("words_and_gains", quick), ("reasoning", held)):
+        fig = held_out_figures(rows, th, model)["label_model"]
+        out[f"judge_set_test_{name}_accuracy"] = fig["accuracy"]
+        out[f"judge_set_test_{name}_kappa_linear"] = fig["kappa_linear"]
+        out[f"judge_set_test_{name}_pc_recall"] = fig["per_class"]["PC"]["recall"]
+    return out
 
 
 if __name__ == "__main__":

@@ -227,7 +227,7 @@ def evaluate_item(row: dict[str, Any], p: Pipeline) -> dict[str, Any]:
     text = answer.text
     out.update(_evidence_signals(item, p, text))
     checkable = p.correctness and bool(judged_on)  # no text: nothing to check the claims against
-    if p.reasoning or not _labelled_without_llm(out, p):
+    if p.reasoning or not labelled_without_llm(out, p):
         ar = judge_item(p.judge, RELEVANCE, {"question": item.question, "answer": text},
                         samples=p.samples)
         out.update(ar_score=ar.score, ar=ar.fraction, ar_reasoning=ar.reasoning or ar.raw,
@@ -383,7 +383,7 @@ def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] 
     return None if row is None or p.label_model is None else p.label_model.probabilities(row)
 
 
-def _labelled_without_llm(item: dict[str, Any], p: Pipeline) -> bool:
+def labelled_without_llm(item: dict[str, Any], p: Pipeline) -> bool:
     """Whether the label model labels ``item`` from what it has before the judge's LLM is
     asked: its words and likelihood gains (no ``JUDGE_FEATURES``)."""
     row = _model_row(item, p)

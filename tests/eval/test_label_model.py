@@ -507,7 +507,7 @@ def test_an_ordinal_submodel_puts_a_partly_right_answer_between_wrong_and_right(
     rnd = random.Random(7)
     level = {"I": 0.0, "PC": 1.0, "C": 2.0}
     rows, labels = [], []
-    for q in range(15):
+    for _ in range(15):
         for label in ("C", "PC", "I"):
             rows.append({"reference_gain": level[label] + rnd.gauss(0, 0.35)})
             labels.append(label)
@@ -515,7 +515,7 @@ def test_an_ordinal_submodel_puts_a_partly_right_answer_between_wrong_and_right(
     assert sub.classes == ("I", "PC", "C") and len(sub.intercept) == 2
     grid = [sub.probabilities({"reference_gain": g / 10}) for g in range(-10, 31)]
     assert all(abs(sum(p.values()) - 1) < 1e-9 for p in grid)
-    assert all(a["C"] <= b["C"] and a["I"] >= b["I"] for a, b in zip(grid, grid[1:]))
+    assert all(a["C"] <= b["C"] and a["I"] >= b["I"] for a, b in zip(grid, grid[1:], strict=False))
     assert [sub.predict({"reference_gain": g}) for g in (-0.5, 1.0, 2.5)] == ["I", "PC", "C"]
     data = json.loads(LabelModel(models=(sub,)).to_json())
     loaded = LabelModel.from_dict(data)
