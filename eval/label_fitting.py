@@ -1,11 +1,13 @@
 """Fitting the label model (``eval.label_model``) on manually labelled items.
 
 The signals (``eval.signals.FEATURES``) are standardised and fed to a multinomial logistic
-regression (``eval.fitting.fit_classes``: scikit-learn, balanced class weights). Which signals it
-reads is chosen by forward selection on leave-one-question-out agreement (linear-weighted kappa)
-over the fitting items: a signal is kept only when adding it makes the labels of questions left
-out of the fit agree better. Answers to one question share their evidence, so leaving one answer
-out would flatter the fit.
+regression (``eval.fitting.fit_classes``: scikit-learn, balanced class weights); the one that
+labels an answer from its words and likelihood gains alone is ordinal (``fit_ordinal``: one score,
+I < PC < C cut apart on it), which held better for a writer left out of the fit
+(docs/judges.md). Which signals each reads is chosen by forward selection on
+leave-one-question-out agreement (linear-weighted kappa) over the fitting items: a signal is kept
+only when adding it makes the labels of questions left out of the fit agree better. Answers to
+one question share their evidence, so leaving one answer out would flatter the fit.
 """
 
 from __future__ import annotations

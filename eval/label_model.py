@@ -1,6 +1,7 @@
 """A small model from the judge's signals to C / PC / I, fitted on manually labelled items
 (``eval.label_fitting``): per label, a logistic score over standardised signals
-(``eval.logistic``), P by softmax.
+(``eval.logistic``), P by softmax; or one score with the labels cut apart on it in their order
+(ordinal: wrong, partly right, right).
 
 A ``LabelModel`` holds one or more ``Submodel``s, tried in order: the first whose signals an
 item has labels it (``eval.label_fitting``'s variants: one that may read every signal, then ones
