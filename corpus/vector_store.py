@@ -160,10 +160,13 @@ class MilvusStore:
         if not remote:
             Path(uri).parent.mkdir(parents=True, exist_ok=True)  # milvus-lite: a local file
         try:
-            # A server connection of this store's own, closed with it: pymilvus otherwise keeps
-            # one shared channel per address after its clients close, which a server that
+            # A server connection of this store's own, closed with it, on subchannels of its
+            # own: pymilvus otherwise keeps one shared channel per address after its clients
+            # close (and gRPC shares subchannels between like channels), which a server that
             # limits keepalive pings drops while idle, and the next store inherits it broken.
-            self.client = MilvusClient(uri=uri, token=token or "", dedicated=remote)
+            own = {"dedicated": True,
+                   "grpc_options": {"grpc.use_local_subchannel_pool": 1}} if remote else {}
+            self.client = MilvusClient(uri=uri, token=token or "", **own)
             if self.exists():
                 self.client.load_collection(collection)  # a restarted server keeps it released
         except Exception as exc:  # noqa: BLE001 - pymilvus raises several kinds
