@@ -34,6 +34,7 @@ from eval.record import Record, Reference
 from eval.report import summarise, write_records, write_rows, write_summary
 from eval.signals import (
     AULA,
+    AULA_ANSWER,
     JUDGE_FEATURES,
     LIKELIHOOD_FEATURES,
     MATCH_FEATURES,
@@ -385,9 +386,11 @@ def _model_probabilities(item: dict[str, Any], p: Pipeline) -> dict[str, float] 
 
 def labelled_without_llm(item: dict[str, Any], p: Pipeline) -> bool:
     """Whether the label model labels ``item`` from what it has before the judge's LLM is
-    asked: its words and likelihood gains (no ``JUDGE_FEATURES``)."""
+    asked: its words and likelihood gains (no ``JUDGE_FEATURES``). Never for an answer this
+    service wrote: its copied words read as right as a right answer's, and its submodels,
+    fitted on such answers, read the LLM's signals."""
     row = _model_row(item, p)
-    if row is None or p.label_model is None:
+    if row is None or p.label_model is None or row.get(AULA_ANSWER):
         return False
     return p.label_model.probabilities({**row, **dict.fromkeys(JUDGE_FEATURES)}) is not None
 

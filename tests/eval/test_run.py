@@ -265,7 +265,8 @@ def test_judging_many_answers_shows_its_rate_a_minute_in_a_terminal_and_keeps_th
 def test_an_answer_labelled_from_its_words_gets_no_llm_judgement_unless_asked() -> None:
     """With a reference answer the label model reads the answer's words (no LLM): the judge's
     chain of thought and claim check are skipped; ``reasoning`` asks for them anyway (here the
-    same submodel labels both ways), and an answer without a reference still gets them."""
+    same submodel labels both ways), and an answer without a reference, or written by this
+    service, still gets them."""
     from eval.label_model import LabelModel, Submodel
     from eval.run import evaluate_item
 
@@ -306,3 +307,8 @@ def test_an_answer_labelled_from_its_words_gets_no_llm_judgement_unless_asked() 
     judge.judged.clear()
     bare = evaluate_item({k: v for k, v in right.items() if k != "reference_answer"}, quick)
     assert len(judge.judged) == 1 and bare["ar_score"] == 3 and bare["automated"] == "C"
+
+    # this service's own answer is always read with the LLM, reference or not
+    judge.judged.clear()
+    own = evaluate_item({**right, "origin": "aula"}, quick)
+    assert len(judge.judged) == 1 and own["ar_score"] == 3
