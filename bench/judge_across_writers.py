@@ -15,7 +15,6 @@ as ``aula judge`` labels it (words and gains alone: the judge's LLM columns left
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from bench.common import DATA, ROOT, label_figures, report
@@ -42,30 +41,23 @@ def _rows() -> list[tuple[str, str, str, dict[str, Any]]]:
     return out
 
 
-def _left_out(rows: list[tuple[str, str, str, dict[str, Any]]], key: int,
-              signals: tuple[str, ...], c: float, ordinal: bool) -> list[str | None]:
-    """Each row's label from a submodel fitted without the rows sharing its ``key``
-    (0: writer, 1: question)."""
+def main() -> None:
+    from app.judging import load_label_model, load_thresholds
     from eval.label_fitting import leave_group_out
 
-    groups = [r[0] if key == 0 else r[1] for r in rows]
-    return leave_group_out([r[3] for r in rows], [r[2] for r in rows], groups, signals, c,
-                           ordinal=ordinal)
-
-
-def main() -> None:
-    raw = json.loads((ROOT / "eval" / "labels.json").read_text(encoding="utf-8"))
-    model = raw["label_model"]
-    chosen = model["figures"]["reference_read"]["signals"]
-    shipped = next(m for m in model["models"]
-                   if m["features"] == chosen and not m.get("aula_only"))
-    signals, c = tuple(shipped["features"]), float(shipped.get("c", 1.0))
+    labels = ROOT / "eval" / "labels.json"
+    model, th = load_label_model(labels), load_thresholds(labels)
+    assert model is not None
+    chosen = tuple(model.figures["reference_read"]["signals"])
+    shipped = next(m for m in model.models if m.features == chosen and not m.aula_only)
+    signals, c = shipped.features, shipped.c
     rows = [r for r in _rows() if all(r[3].get(f) is not None for f in signals)]
     figures: dict[str, Any] = {"signals": ",".join(signals), "answers": len(rows)}
     figures.update({f"{w}_answers": sum(r[0] == w for r in rows) for w in WRITERS})
     manual = [r[2] for r in rows]
     for form, ordinal in (("ordinal", True), ("multinomial", False)):
-        by_writer = _left_out(rows, 0, signals, c, ordinal)
+        by_writer = leave_group_out([r[3] for r in rows], manual, [r[0] for r in rows],
+                                    signals, c, ordinal=ordinal)
         for name, value in label_figures(manual, by_writer).items():
             figures[f"{form}_new_writer_{name}"] = value
         for w in WRITERS:
@@ -73,10 +65,11 @@ def main() -> None:
             got = label_figures([manual[i] for i in idx], [by_writer[i] for i in idx])
             figures[f"{form}_new_writer_{w}_kappa_linear"] = got["kappa_linear"]
             figures[f"{form}_new_writer_{w}_pc_recall"] = got["pc_recall"]
-        by_question = _left_out(rows, 1, signals, c, ordinal)
+        by_question = leave_group_out([r[3] for r in rows], manual, [r[1] for r in rows],
+                                      signals, c, ordinal=ordinal)
         for name, value in label_figures(manual, by_question).items():
             figures[f"{form}_new_question_{name}"] = value
-    figures.update(_judge_set_test())
+    figures.update(_judge_set_test(model, th))
     report("judge_across_writers", figures)
 
 
@@ -85,17 +78,14 @@ LLM_COLUMNS = ("ar_score", "ar_reasoning", "correctness_score", "correctness_cla
 """What the judge's LLM adds to a judged item (AR, the claim check, the yes/no questions)."""
 
 
-def _judge_set_test() -> dict[str, Any]:
+def _judge_set_test(model: Any, th: Any) -> dict[str, Any]:
     """The shipped label model on the judge set's test part, read without and with the LLM."""
     import pandas as pd
 
-    from app.judging import load_label_model, load_thresholds
     from bench.common import read_jsonl
     from eval.label_fitting import held_out_figures
     from eval.run import Pipeline, labelled_without_llm
 
-    labels = ROOT / "eval" / "labels.json"
-    model, th = load_label_model(labels), load_thresholds(labels)
     held = pd.DataFrame([r for r in read_jsonl(DATA / WRITERS["judge_set"])
                          if r.get("split") == "test"])
     # as `aula judge` has them: an answer it can label from words and gains without the LLM

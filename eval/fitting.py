@@ -30,13 +30,21 @@ def _regression(c: float, max_iter: int = 100) -> Any:
     return LogisticRegression(C=c, class_weight="balanced", max_iter=max_iter)
 
 
-def _standardised(rows: np.ndarray, labels: Any, c: float, max_iter: int = 100,
-                  min_scale: float = 0.0) -> tuple[Any, np.ndarray, np.ndarray]:
-    """A balanced logistic regression fitted on ``rows`` standardised, with their mean and
-    scale (a scale of 0, or under ``min_scale``, reads 1)."""
+def _scaled(rows: np.ndarray, min_scale: float = 0.0
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``rows`` standardised, with their mean and scale (a scale of 0, or under ``min_scale``,
+    reads 1)."""
     mu, sd = rows.mean(axis=0), rows.std(axis=0)
     sd[(sd == 0) | (sd < min_scale)] = 1.0
-    return _regression(c, max_iter).fit((rows - mu) / sd, labels), mu, sd
+    return (rows - mu) / sd, mu, sd
+
+
+def _standardised(rows: np.ndarray, labels: Any, c: float, max_iter: int = 100,
+                  min_scale: float = 0.0) -> tuple[Any, np.ndarray, np.ndarray]:
+    """A balanced logistic regression fitted on ``rows`` standardised (``_scaled``), with their
+    mean and scale."""
+    z, mu, sd = _scaled(rows, min_scale)
+    return _regression(c, max_iter).fit(z, labels), mu, sd
 
 
 def leave_one_out(x: np.ndarray, y: np.ndarray, c: float) -> list[tuple[bool, bool]]:
@@ -123,9 +131,7 @@ def fit_ordinal(x: np.ndarray, labels: Sequence[str], order: Sequence[str], *, c
     from scipy.optimize import minimize
     from scipy.special import expit
 
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    z = (x - mean) / scale
+    z, mean, scale = _scaled(x, min_scale=1e-9)
     y = np.array([list(order).index(lab) for lab in labels])
     counts = np.bincount(y, minlength=len(order))
     if (counts == 0).any():

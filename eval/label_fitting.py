@@ -27,7 +27,7 @@ from eval.claims import recorded_probabilities
 from eval.fitting import fit_classes, fit_ordinal
 from eval.label_model import LabelModel, Row, Submodel
 from eval.labels import Thresholds, fit_thresholds, loo_labels, normalise_label
-from eval.metrics import accuracy, agreement, cohen_kappa
+from eval.metrics import ORDINAL, accuracy, agreement, cohen_kappa
 from eval.run import Pipeline, automated_label, load_items, read_scale
 from eval.signals import (
     AULA,
@@ -55,21 +55,18 @@ questions) and they are fitted with the others, with no submodels of their own."
 MIN_AULA_GROUPS = 6
 
 
-ORDER = ("I", "PC", "C")
-"""The labels from worst to best: an ordinal submodel's order."""
-
-
 def fit_submodel(rows: Sequence[Row], labels: Sequence[str], features: Sequence[str],
                  c: float = 1.0, *, ordinal: bool = False) -> Submodel:
     """Logistic regression of ``labels`` on ``features`` (every row must have them):
-    multinomial, or ``ordinal`` (cumulative logit over ``ORDER``)."""
+    multinomial, or ``ordinal`` (cumulative logit, the labels in ``eval.metrics.ORDINAL``'s
+    order: worst to best)."""
     if not rows:
         raise InputError("no labelled items with these signals to fit on")
     x = np.array([[float(r[f] or 0.0) for f in features] for r in rows], dtype=np.float64)
     if len(set(labels)) < 2:
         raise InputError("the labelled items all have one label: nothing to tell apart")
     if ordinal:
-        fitted = fit_ordinal(x, labels, [lab for lab in ORDER if lab in set(labels)], c=c)
+        fitted = fit_ordinal(x, labels, sorted(set(labels), key=ORDINAL.__getitem__), c=c)
     else:
         fitted = fit_classes(x, labels, c=c, max_iter=2000)
     return Submodel(features=tuple(features), mean=tuple(fitted["mean"]),
