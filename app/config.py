@@ -147,10 +147,11 @@ class SearchSettings(BaseModel):
         description="Translate a question asked in another language than the lectures' "
         "with the answer LLM before searching: `auto` (when the service has an LLM) or `off`.",
     )
-    rerank: Literal["auto", "off", "cross-encoder", "llm", "likelihood"] = Field(
+    rerank: Literal["auto", "off", "cross-encoder", "adapted", "llm", "likelihood"] = Field(
         default="auto",
         description="Rerank the first fused hits: `auto` = a cross-encoder when "
-        "`RERANK_MODEL` names one, else off; `llm` = the answer LLM's yes/no P(SIM) (slow on the "
+        "`RERANK_MODEL` names one, else the index's adapted model when `aula adapt` wrote one "
+        "(INDEX/adapted/), else off; `adapted` = the adapted model (a warning without one); `llm` = the answer LLM's yes/no P(SIM) (slow on the "
         "embedded model); `likelihood` = how likely a language model run in this process finds "
         "the question after each hit's text.",
     )

@@ -125,6 +125,8 @@ class E5Embedder:
         from sentence_transformers import SentenceTransformer
 
         self.model_id = model_id
+        self.path = model_path
+        """Where the model was loaded from: a local folder or a cached Hugging Face id."""
         self.device = pick_device(device)
         self.batch_size = batch_size
         self.precision = resolve_precision(precision, self.device)

@@ -20,7 +20,8 @@ def _register_optional() -> None:
     """Commands of other layers, added when their modules exist."""
     import importlib
 
-    for name in ("app.cli.serve_cmds", "app.cli.eval_cmds", "app.cli.review_cmds"):
+    for name in ("app.cli.serve_cmds", "app.cli.eval_cmds", "app.cli.review_cmds",
+                 "app.cli.adapt_cmds"):
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as exc:

@@ -1,0 +1,92 @@
+"""``aula adapt``: a relevance model adapted to the course's own lectures."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
+
+
+def register(cli: typer.Typer) -> None:
+    cli.command()(adapt)
+
+
+def adapt(
+    index: Path | None = IndexOpt,
+    questions: int = typer.Option(
+        400, "--questions", min=0,
+        help="Passages to have a question for (those already written are kept: a rerun "
+        "resumes, a larger number adds more)."),
+    train: bool = typer.Option(True, "--train/--no-train",
+                               help="Fine-tune the model after writing the questions."),
+    epochs: int = typer.Option(1, "--epochs", min=1, help="Passes over the questions."),
+    seed: int = typer.Option(0, "--seed", help="Order of the passages and of training."),
+    ray: str | None = typer.Option(
+        None, "--ray", metavar="ADDRESS",
+        help="Write questions on Ray workers: 'local', 'auto' or ray://HEAD:10001."),
+    ray_workers: int = typer.Option(2, "--ray-workers", min=1,
+                                    help="Questions written at once on Ray."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Adapt search to this course: the LLM writes student-style questions for passages of the
+    index (INDEX/adapted/questions.jsonl, resumable), hard negatives are mined from the same
+    lecture and from lectures on the same subject, and the E5 model is fine-tuned on them into
+    INDEX/adapted/, which search then reranks its first hits with (AULA_RERANK=auto)."""
+    from corpus.adapt.questions import QUESTIONS_FILE, QuestionCache, passages, todo
+    from corpus.adapt.store import adapted_dir
+
+    s = settings_for(index)
+    with one_line_errors():
+        from corpus.index import IndexStore
+
+        data = IndexStore(s.index.dir).load(with_faiss=False)
+        folder = adapted_dir(s.index.dir)
+        cache = QuestionCache(folder / QUESTIONS_FILE)
+        candidates = passages(data.units if data.units is not None else data.segments,
+                              seed=seed)
+        ask_for = todo(cache, candidates, questions)
+        written = 0
+        if ask_for:
+            written = _write_questions(s, data, cache, ask_for, ray, ray_workers,
+                                       progress=not json_out)
+        result: dict[str, Any] = {
+            "questions_file": str(cache.path),
+            "passages": len(candidates),
+            "questions_written_now": written,
+            "questions": len(cache.questions()),
+        }
+        if train:
+            from corpus.adapt.train import train_adapted
+
+            result.update(train_adapted(s, data, cache.questions(), epochs=epochs, seed=seed,
+                                        progress=not json_out))
+    if json_out:
+        print_json(result)
+        return
+    typer.echo(f"{result['questions']} questions over {result['passages']} passages "
+               f"({written} written now): {cache.path}")
+    if train:
+        typer.echo(f"adapted model: {result['model_dir']} (held-out generated questions, "
+                   f"passage first: {result['before_hit@1']:.3f} -> "
+                   f"{result['after_hit@1']:.3f})")
+
+
+def _write_questions(s: Any, data: Any, cache: Any, ask_for: list[Any], ray: str | None,
+                     ray_workers: int, *, progress: bool) -> int:
+    from app.services import build_llm
+    from corpus.adapt.questions import chat_asker, generate
+    from corpus.language import corpus_language
+
+    lang = corpus_language([p.text for p in ask_for])
+    with ExitStack() as stack:
+        llm, _ = build_llm(s, stack)
+        if ray:
+            from corpus.adapt.ray_questions import generate_on_ray
+
+            return generate_on_ray(cache, ask_for, llm, lang, address=ray, workers=ray_workers,
+                                   progress=progress)
+        return generate(cache, ask_for, chat_asker(llm, lang), llm.model_id, progress=progress)

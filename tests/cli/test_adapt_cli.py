@@ -1,0 +1,113 @@
+"""``aula adapt`` as a user runs it: questions written by an LLM over real HTTP (a fake server,
+deterministic), the real E5 model fine-tuned on them, and search that loads the result."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.app.fake_llm import FakeLLMServer, Messages
+from tests.cli.inprocess import Ran, run_aula
+from tests.conftest import SAMPLES
+
+
+def student_question(messages: Messages) -> str:
+    """A question about the passage's own words, as a student might type it."""
+    passage = re.search(r'"""\n(.*?)\n"""', messages[-1]["content"], re.S)
+    words = [w for w in re.findall(r"\w+", passage.group(1) if passage else "") if len(w) > 4]
+    return f"Pergunta: o que a aula fala sobre {' '.join(words[2:6]).lower()}?"
+
+
+def run(*args: str, index: Path, llm: FakeLLMServer | None = None) -> Ran:
+    env = {"AULA_INDEX_DIR": str(index)}
+    if llm is not None:
+        env["AULA_LLM_BASE_URL"] = llm.base_url
+    return run_aula(*args, **env)
+
+
+@pytest.fixture(scope="module")
+def adapted(tmp_path_factory) -> tuple[Path, dict, FakeLLMServer]:  # type: ignore[no-untyped-def]
+    index = tmp_path_factory.mktemp("adapt") / "index"
+    assert run("ingest", str(SAMPLES), index=index).returncode == 0
+    with FakeLLMServer(responder=student_question) as llm:
+        res = run("adapt", "--questions", "16", "--json", index=index, llm=llm)
+        assert res.returncode == 0, res.stderr
+        yield index, json.loads(res.stdout), llm
+
+
+def test_adapt_writes_questions_and_a_model(adapted) -> None:  # type: ignore[no-untyped-def]
+    index, out, llm = adapted
+    lines = (index / "adapted" / "questions.jsonl").read_text().splitlines()
+    assert len(lines) == 16 == out["questions"] == len(llm.chat_requests)
+    first = json.loads(lines[0])
+    assert first["question"].startswith("o que a aula fala sobre")  # the label is gone
+    assert first["lecture_id"] in {"derivadas", "redes-neurais"} and first["end"] > first["start"]
+    model = Path(out["model_dir"])
+    assert model == index / "adapted" / "model"
+    manifest = json.loads((model / "adapted.json").read_text())
+    assert manifest["questions"] == 16
+    assert manifest["trained_on"] + manifest["held_out"] == 16
+    assert not [p for p in (index / "adapted").iterdir() if p.name.startswith(".model")]
+
+
+def test_search_loads_the_adapted_model(adapted) -> None:  # type: ignore[no-untyped-def]
+    from app.config import Settings
+    from app.services import embedder_from_settings, retriever_for
+    from corpus.index import IndexStore
+
+    index, _, _ = adapted
+    settings = Settings(index_dir=index)
+    data = IndexStore(index).load()
+    retriever = retriever_for(settings, data, embedder_from_settings(settings))
+    assert retriever.reranker is not None and retriever.reranker.name.startswith("adapted:")
+    found = retriever.search_timed("qual a derivada do seno?", k=3)
+    assert found.hits[0].lecture_id == "derivadas" and found.timings.rerank_s > 0
+    off = retriever_for(Settings(index_dir=index, rerank="off"), data,
+                        embedder_from_settings(settings))
+    assert off.reranker is None
+
+
+def test_a_rerun_resumes_and_asks_only_for_what_is_missing(adapted, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    index, _, _ = adapted
+    copy = tmp_path / "index"
+    shutil.copytree(index, copy)
+    questions = copy / "adapted" / "questions.jsonl"
+    lines = questions.read_text().splitlines()
+    # an interrupted run: its last line cut in the middle
+    questions.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:25])
+    with FakeLLMServer(responder=student_question) as llm:
+        res = run("adapt", "--questions", "18", "--no-train", "--json", index=copy, llm=llm)
+    assert res.returncode == 0, res.stderr
+    assert len(llm.chat_requests) == 3  # the cut passage again and two new ones
+    rows = [json.loads(x) for x in questions.read_text().splitlines()]
+    assert len(rows) == len({r["key"] for r in rows}) == 18
+    assert json.loads(res.stdout)["questions_written_now"] == 3
+
+
+def test_a_corrupt_adapted_model_falls_back_with_one_warning(adapted, tmp_path, caplog
+                                                             ) -> None:  # type: ignore[no-untyped-def]
+    index, _, _ = adapted
+    copy = tmp_path / "index"
+    shutil.copytree(index, copy)
+    (copy / "adapted" / "model" / "model.safetensors").write_bytes(b"not a model")
+    with caplog.at_level(logging.WARNING):
+        res = run("search", "qual a derivada do seno?", "-k", "2", "--json", index=copy)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)[0]["lecture_id"] == "derivadas"
+    warned = [r for r in caplog.records if "adapted model" in r.getMessage()]
+    assert len(warned) == 1 and "aula adapt" in warned[0].getMessage()
+
+
+def test_too_few_questions_is_one_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    index = tmp_path / "index"
+    assert run("ingest", str(SAMPLES), index=index).returncode == 0
+    with FakeLLMServer(responder=lambda m: "Não sei.") as llm:
+        res = run("adapt", "--questions", "12", index=index, llm=llm)
+    assert res.returncode != 0
+    assert "0 generated questions" in res.stderr and "--questions" in res.stderr
+    assert len((index / "adapted" / "questions.jsonl").read_text().splitlines()) == 12
