@@ -133,6 +133,9 @@ class LLMClient:
         retries: int = 2,
         backoff: float = 0.5,
     ) -> None:
+        self._spec: dict[str, Any] = {"base_url": base_url, "api_key": api_key,
+                                      "timeout": timeout, "retries": retries,
+                                      "backoff": backoff}
         self.base_url, basic = without_credentials(base_url.rstrip("/"))
         self.shown_url = redacted(base_url.rstrip("/"))
         self.retries = max(0, retries)
@@ -146,6 +149,11 @@ class LLMClient:
             # the URL's credentials when no key is configured (the key wins: one header)
             default_headers={"Authorization": basic} if basic and not api_key else None,
         )
+
+    def spec(self) -> dict[str, Any]:
+        """The arguments that build this client again elsewhere (a Ray worker): it holds the
+        key, so it is never logged."""
+        return {**self._spec, "model": self.model_id}
 
     @property
     def model_id(self) -> str:

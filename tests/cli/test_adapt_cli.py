@@ -111,3 +111,21 @@ def test_too_few_questions_is_one_clear_error(tmp_path) -> None:  # type: ignore
     assert res.returncode != 0
     assert "0 generated questions" in res.stderr and "--questions" in res.stderr
     assert len((index / "adapted" / "questions.jsonl").read_text().splitlines()) == 12
+
+
+def test_questions_written_on_ray_workers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    index = tmp_path / "index"
+    assert run("ingest", str(SAMPLES), index=index).returncode == 0
+    try:
+        with FakeLLMServer(responder=student_question) as llm:
+            res = run("adapt", "--questions", "6", "--no-train", "--ray", "local",
+                      "--ray-workers", "2", "--json", index=index, llm=llm)
+    finally:
+        import ray
+
+        ray.shutdown()
+    assert res.returncode == 0, res.stderr
+    assert len(llm.chat_requests) == 6
+    rows = [json.loads(x) for x in (index / "adapted" / "questions.jsonl").read_text().splitlines()]
+    assert len({r["key"] for r in rows}) == 6
+    assert all(r["question"].startswith("o que a aula fala sobre") for r in rows)
