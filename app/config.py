@@ -151,7 +151,8 @@ class SearchSettings(BaseModel):
         default="auto",
         description="Rerank the first fused hits: `auto` = a cross-encoder when "
         "`RERANK_MODEL` names one, else the index's adapted model when `aula adapt` wrote one "
-        "(INDEX/adapted/), else off; `adapted` = the adapted model (a warning without one); `llm` = the answer LLM's yes/no P(SIM) (slow on the "
+        "(INDEX/adapted/), else off; `adapted` = the adapted model (a warning without one); "
+        "`llm` = the answer LLM's yes/no P(SIM) (slow on the "
         "embedded model); `likelihood` = how likely a language model run in this process finds "
         "the question after each hit's text.",
     )

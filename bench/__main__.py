@@ -8,7 +8,8 @@ import time
 
 ALL = [
     "answer_quality", "gate_decisions",
-    "ingest_query", "ingest_scale", "retrieval_quality", "cross_language", "vector_stores",
+    "ingest_query", "ingest_scale", "retrieval_quality", "adapt_gain", "cross_language",
+    "vector_stores",
     "faiss_scale", "gpu_embed", "asr",
     "ask_latency", "prompt_cache", "focus_cache", "search_load", "load_run",
     "judge_throughput", "judge_speed", "likelihood_engines", "judge_writers",

@@ -203,17 +203,14 @@ def _embed_with(model_folder: str, device: str | None = None) -> Any:
     return lambda texts, kind: emb.embed(texts, kind)
 
 
-def train_adapted(settings: Any, data: Any, questions: Sequence[GeneratedQuestion], *,
-                  epochs: int = 1, seed: int = 0, progress: bool = False) -> dict[str, Any]:
-    """Mine, fine-tune and write ``INDEX/adapted/model`` and ``adapted.json``; the figures."""
-    from app.services import embedder_from_settings
-
+def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], out: Path, *,
+                epochs: int = 1, seed: int = 0, progress: bool = False) -> dict[str, Any]:
+    """Mine negatives with the ``base`` embedder, fine-tune it on the questions not held out
+    into the folder ``out`` (with ``adapted.json``); the manifest."""
     qs = [q for q in questions if q.question]
     if len(qs) < MIN_QUESTIONS:
         raise AdaptError(f"{len(qs)} generated questions: at least {MIN_QUESTIONS} are needed "
                          "to adapt (raise --questions)")
-    base = embedder_from_settings(settings)
-    base_folder = _model_folder(base)
     miner = Miner(data, lambda texts: base.embed(texts, "query"))
     t0 = time.perf_counter()
     examples = miner.examples(qs, progress=progress)
@@ -221,30 +218,41 @@ def train_adapted(settings: Any, data: Any, questions: Sequence[GeneratedQuestio
     train = [ex for ex, k in zip(examples, keys, strict=False) if not held_out(k)]
     test = [ex for ex, k in zip(examples, keys, strict=False) if held_out(k)]
     mined_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fine_tune(_model_folder(base), train, out, epochs=epochs, seed=seed, progress=progress)
+    trained_s = time.perf_counter() - t0
+    before = rank_of_positive(lambda t, k: base.embed(t, k), test)
+    after = rank_of_positive(_embed_with(str(out)), test)
+    manifest = {
+        "base_model": base.model_id,
+        "questions": len(qs),
+        "trained_on": len(train),
+        "held_out": len(test),
+        "epochs": epochs,
+        "negatives": {"same_lecture": SAME_LECTURE, "other_lectures": OTHER_LECTURES},
+        "before_hit@1": _hit1(before),
+        "after_hit@1": _hit1(after),
+        "mined_s": round(mined_s, 1),
+        "trained_s": round(trained_s, 1),
+        "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return manifest
+
+
+def train_adapted(settings: Any, data: Any, questions: Sequence[GeneratedQuestion], *,
+                  epochs: int = 1, seed: int = 0, progress: bool = False) -> dict[str, Any]:
+    """``train_model`` into ``INDEX/adapted/model``, moved into place whole; the figures."""
+    from app.services import embedder_from_settings
+
+    base = embedder_from_settings(settings)
     folder = adapted_dir(settings.index.dir)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".model-", dir=folder))
+    target = folder / MODEL
     try:
-        t0 = time.perf_counter()
-        fine_tune(base_folder, train, tmp, epochs=epochs, seed=seed, progress=progress)
-        trained_s = time.perf_counter() - t0
-        before = rank_of_positive(lambda t, k: base.embed(t, k), test)
-        after = rank_of_positive(_embed_with(str(tmp)), test)
-        manifest = {
-            "base_model": base.model_id,
-            "questions": len(qs),
-            "trained_on": len(train),
-            "held_out": len(test),
-            "epochs": epochs,
-            "negatives": {"same_lecture": SAME_LECTURE, "other_lectures": OTHER_LECTURES},
-            "before_hit@1": _hit1(before),
-            "after_hit@1": _hit1(after),
-            "mined_s": round(mined_s, 1),
-            "trained_s": round(trained_s, 1),
-            "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        target = folder / MODEL
+        manifest = train_model(base, data, questions, tmp, epochs=epochs, seed=seed,
+                               progress=progress)
         old = folder / ".model-old"
         if old.exists():
             shutil.rmtree(old)
