@@ -150,8 +150,8 @@ class SearchSettings(BaseModel):
     rerank: Literal["auto", "off", "cross-encoder", "adapted", "llm", "likelihood"] = Field(
         default="auto",
         description="Rerank the first fused hits: `auto` = a cross-encoder when "
-        "`RERANK_MODEL` names one, else the index's adapted model when `aula adapt` wrote one "
-        "(INDEX/adapted/), else off; `adapted` = the adapted model (a warning without one); "
+        "`RERANK_MODEL` names one, else off; `adapted` = the model `aula adapt` wrote in "
+        "INDEX/adapted/ (a warning and no rerank without one or when it cannot be read); "
         "`llm` = the answer LLM's yes/no P(SIM) (slow on the "
         "embedded model); `likelihood` = how likely a language model run in this process finds "
         "the question after each hit's text.",

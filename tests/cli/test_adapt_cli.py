@@ -61,15 +61,14 @@ def test_search_loads_the_adapted_model(adapted) -> None:  # type: ignore[no-unt
     from corpus.index import IndexStore
 
     index, _, _ = adapted
-    settings = Settings(index_dir=index)
+    settings = Settings(index_dir=index, rerank="adapted")
     data = IndexStore(index).load()
     retriever = retriever_for(settings, data, embedder_from_settings(settings))
     assert retriever.reranker is not None and retriever.reranker.name.startswith("adapted:")
     found = retriever.search_timed("qual a derivada do seno?", k=3)
     assert found.hits[0].lecture_id == "derivadas" and found.timings.rerank_s > 0
-    off = retriever_for(Settings(index_dir=index, rerank="off"), data,
-                        embedder_from_settings(settings))
-    assert off.reranker is None
+    default = retriever_for(Settings(index_dir=index), data, embedder_from_settings(settings))
+    assert default.reranker is None  # the fusion alone unless the operator asks for it
 
 
 def test_a_rerun_resumes_and_asks_only_for_what_is_missing(adapted, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -96,7 +95,8 @@ def test_a_corrupt_adapted_model_falls_back_with_one_warning(adapted, tmp_path, 
     shutil.copytree(index, copy)
     (copy / "adapted" / "model" / "model.safetensors").write_bytes(b"not a model")
     with caplog.at_level(logging.WARNING):
-        res = run("search", "qual a derivada do seno?", "-k", "2", "--json", index=copy)
+        res = run_aula("search", "qual a derivada do seno?", "-k", "2", "--json",
+                       AULA_INDEX_DIR=str(copy), AULA_RERANK="adapted")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)[0]["lecture_id"] == "derivadas"
     warned = [r for r in caplog.records if "adapted model" in r.getMessage()]
