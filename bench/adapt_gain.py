@@ -19,6 +19,8 @@ The 60 held-out questions of ``questions_3b1b.jsonl`` are read only with
 largest size, at its best weight there, or ``BENCH_ADAPT_PRIOR``). None of these questions is
 training data: the training questions are written by the LLM from the index's passages.
 
+``BENCH_ADAPT_NEGATIVES=S,O`` mines S negatives from the same lecture and O from others (2,2).
+
 The live classes (``index-fastapi``, when ``aula adapt`` wrote questions for it): the same over
 the fitting half of ``answers_fastapi.jsonl`` (its test half with ``BENCH_ADAPT_HELD_OUT=1``).
 """
@@ -110,7 +112,9 @@ def corpus_gain(name: str, index: Path, fitting: list[Any], held_out: list[Any],
     best: tuple[float, int, float] | None = None
     largest: dict[float, float] = {}
     models: dict[int, Any] = {}
-    work = OUT / "adapt-models" / name
+    same, other = (int(x) for x in os.environ.get("BENCH_ADAPT_NEGATIVES", "2,2").split(","))
+    tag = "" if (same, other) == (2, 2) else f"_neg{same}-{other}"
+    work = OUT / "adapt-models" / f"{name}{tag}"
     for n in _sizes(len(questions)):
         out = work / f"n{n}"
         manifest_file = out / MANIFEST
@@ -119,12 +123,13 @@ def corpus_gain(name: str, index: Path, fitting: list[Any], held_out: list[Any],
         else:
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir(parents=True)
-            manifest = train_model(embedder, data, questions[:n], out, progress=True)
+            manifest = train_model(embedder, data, questions[:n], out, same_lecture=same,
+                                   other_lectures=other, progress=True)
         figures[f"{name}_n{n}_train_s"] = manifest["trained_s"]
         figures[f"{name}_n{n}_generated_held_out_hit@1"] = (
             f"{manifest['before_hit@1']:.3f} -> {manifest['after_hit@1']:.3f}")
         models[n] = E5Embedder(str(out), f"adapted-n{n}")
-        largest = _reranked(f"{name}_fit_adapted_n{n}", fitting, fused, models[n], priors,
+        largest = _reranked(f"{name}_fit_adapted{tag}_n{n}", fitting, fused, models[n], priors,
                             figures)
         for prior, score in largest.items():
             if best is None or score > best[0]:
@@ -132,7 +137,7 @@ def corpus_gain(name: str, index: Path, fitting: list[Any], held_out: list[Any],
         report("adapt_gain", figures)
     if best is not None:
         figures[f"{name}_chosen"] = f"n{best[1]} prior {best[2]:g}"
-    if held_out and os.environ.get("BENCH_ADAPT_HELD_OUT") == "1" and models:
+    if held_out and os.environ.get("BENCH_ADAPT_HELD_OUT") == "1" and models:  # read once
         n = max(models)
         prior = float(os.environ.get("BENCH_ADAPT_PRIOR",
                                      max(largest, key=lambda p: largest[p])))

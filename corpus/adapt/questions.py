@@ -123,6 +123,25 @@ def parse_question(reply: str) -> str | None:
     return None
 
 
+_WORD = re.compile(r"[^\W\d_]{5,}")
+
+
+def _stems(text: str) -> set[str]:
+    from corpus.language import common_words
+    from corpus.text import fold
+
+    everyday = common_words("pt") | common_words("en")
+    return {w[:5] for w in _WORD.findall(fold(text.lower())) if w not in everyday}
+
+
+def grounded(question: str, passage: str) -> bool:
+    """Whether the question names something the passage says (a word of five letters or more
+    that is not among the language's 2,000 most frequent, by its first five, accents folded):
+    the small model answers a chatty passage with an assistant's line ("Como posso ajudar você
+    hoje?"), which is no student's question about it."""
+    return bool(_stems(question) & _stems(passage))
+
+
 class QuestionCache:
     """``questions.jsonl``: the generated questions so far, one line per passage."""
 
@@ -202,8 +221,13 @@ def todo(cache: QuestionCache, candidates: Sequence[Passage], target: int) -> li
 
 
 def written(passage: Passage, reply: str, model: str) -> GeneratedQuestion:
+    """The row stored for a reply: its question, or None when it holds none the passage
+    grounds."""
+    question = parse_question(reply)
+    if question is not None and not grounded(question, passage.text):
+        question = None
     return GeneratedQuestion(passage.key, passage.lecture_id, passage.start, passage.end,
-                             parse_question(reply), model)
+                             question, model)
 
 
 def generate(cache: QuestionCache, passages_todo: Sequence[Passage], ask: Ask, model: str, *,

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from corpus.adapt.questions import GeneratedQuestion
+from corpus.adapt.questions import GeneratedQuestion, grounded
 from corpus.adapt.store import MANIFEST, MODEL, adapted_dir
 from corpus.errors import InputError
 from corpus.models import Hit
@@ -58,6 +58,7 @@ class Example:
     positive: str
     negatives: tuple[str, ...]
     lecture_id: str
+    key: str
 
 
 def held_out(key: str) -> bool:
@@ -103,11 +104,16 @@ class Miner:
         best = inside[int(np.argmax(self.unit_vectors[inside] @ qvec))]
         return float(self.units["start"].iloc[best])
 
-    def examples(self, questions: Sequence[GeneratedQuestion], *, progress: bool = False
-                 ) -> list[Example]:
+    def examples(self, questions: Sequence[GeneratedQuestion], *,
+                 same_lecture: int = SAME_LECTURE, other_lectures: int = OTHER_LECTURES,
+                 progress: bool = False) -> list[Example]:
         from tqdm import tqdm
 
-        qs = [q for q in questions if q.question]
+        texts = ({} if self.units is None else
+                 dict(zip(self.units["text_hash"].astype(str), self.units["text"].astype(str),
+                          strict=True)))
+        qs = [q for q in questions if q.question and (
+            q.key not in texts or grounded(q.question, texts[q.key]))]
         if not qs:
             return []
         qvecs = self.embed_queries([str(q.question) for q in qs])
@@ -129,7 +135,9 @@ class Miner:
             positive = rerank_text(_window_hit(pos_row, self.lectures, q.start))
             apart = same & ((end_col <= q.start) | (start_col >= q.end))
             negatives: list[str] = []
-            for mask, count in ((apart, SAME_LECTURE), (~same, OTHER_LECTURES)):
+            for mask, count in ((apart, same_lecture), (~same, other_lectures)):
+                if count <= 0:
+                    continue
                 ranked = [i for i in np.argsort(-scores)[:POOL] if mask[i]][:count]
                 if len(ranked) < count:  # fewer in the pool: the best of the rest
                     rest = np.flatnonzero(mask)
@@ -139,7 +147,8 @@ class Miner:
                     row = self.segments.iloc[int(i)]
                     negatives.append(rerank_text(
                         _window_hit(row, self.lectures, self.best_unit_start(qvec, row))))
-            out.append(Example(str(q.question), positive, tuple(negatives), q.lecture_id))
+            out.append(Example(str(q.question), positive, tuple(negatives), q.lecture_id,
+                               q.key))
         return out
 
 
@@ -204,7 +213,9 @@ def _embed_with(model_folder: str, device: str | None = None) -> Any:
 
 
 def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], out: Path, *,
-                epochs: int = 1, seed: int = 0, progress: bool = False) -> dict[str, Any]:
+                epochs: int = 1, seed: int = 0, same_lecture: int = SAME_LECTURE,
+                other_lectures: int = OTHER_LECTURES, progress: bool = False
+                ) -> dict[str, Any]:
     """Mine negatives with the ``base`` embedder, fine-tune it on the questions not held out
     into the folder ``out`` (with ``adapted.json``); the manifest."""
     qs = [q for q in questions if q.question]
@@ -213,10 +224,10 @@ def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], ou
                          "to adapt (raise --questions)")
     miner = Miner(data, lambda texts: base.embed(texts, "query"))
     t0 = time.perf_counter()
-    examples = miner.examples(qs, progress=progress)
-    keys = [q.key for q in qs]
-    train = [ex for ex, k in zip(examples, keys, strict=False) if not held_out(k)]
-    test = [ex for ex, k in zip(examples, keys, strict=False) if held_out(k)]
+    examples = miner.examples(qs, same_lecture=same_lecture, other_lectures=other_lectures,
+                              progress=progress)
+    train = [ex for ex in examples if not held_out(ex.key)]
+    test = [ex for ex in examples if held_out(ex.key)]
     mined_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     fine_tune(_model_folder(base), train, out, epochs=epochs, seed=seed, progress=progress)
@@ -226,10 +237,11 @@ def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], ou
     manifest = {
         "base_model": base.model_id,
         "questions": len(qs),
+        "kept": len(examples),
         "trained_on": len(train),
         "held_out": len(test),
         "epochs": epochs,
-        "negatives": {"same_lecture": SAME_LECTURE, "other_lectures": OTHER_LECTURES},
+        "negatives": {"same_lecture": same_lecture, "other_lectures": other_lectures},
         "before_hit@1": _hit1(before),
         "after_hit@1": _hit1(after),
         "mined_s": round(mined_s, 1),

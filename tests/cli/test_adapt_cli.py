@@ -51,7 +51,7 @@ def test_adapt_writes_questions_and_a_model(adapted) -> None:  # type: ignore[no
     assert model == index / "adapted" / "model"
     manifest = json.loads((model / "adapted.json").read_text())
     assert manifest["questions"] == 16
-    assert manifest["trained_on"] + manifest["held_out"] == 16
+    assert manifest["trained_on"] + manifest["held_out"] == manifest["kept"] >= 12
     assert not [p for p in (index / "adapted").iterdir() if p.name.startswith(".model")]
 
 
