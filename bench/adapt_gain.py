@@ -19,7 +19,8 @@ The 60 held-out questions of ``questions_3b1b.jsonl`` are read only with
 largest size, at its best weight there, or ``BENCH_ADAPT_PRIOR``). None of these questions is
 training data: the training questions are written by the LLM from the index's passages.
 
-``BENCH_ADAPT_NEGATIVES=S,O`` mines S negatives from the same lecture and O from others (2,2).
+``BENCH_ADAPT_CORPORA`` (``pt,live``) chooses the corpora; ``BENCH_ADAPT_NEGATIVES=S,O`` mines
+S negatives from the same lecture and O from others (2,2).
 
 The live classes (``index-fastapi``, when ``aula adapt`` wrote questions for it): the same over
 the fitting half of ``answers_fastapi.jsonl`` (its test half with ``BENCH_ADAPT_HELD_OUT=1``).
@@ -155,13 +156,15 @@ def main() -> None:
         return
     embedder = embedded_embedder()
     figures: dict[str, Any] = {}
+    corpora = os.environ.get("BENCH_ADAPT_CORPORA", "pt,live").split(",")
     pt_index = OUT / "index-3b1b-enpt"
     fitting = read_gold(DATA / "questions_3b1b_dev.jsonl") + read_gold(
         DATA / "answers_3b1b.jsonl", split="fit")
-    corpus_gain("pt", pt_index, fitting, read_gold(DATA / "questions_3b1b.jsonl"), embedder,
-                figures)
+    if "pt" in corpora:
+        corpus_gain("pt", pt_index, fitting, read_gold(DATA / "questions_3b1b.jsonl"),
+                    embedder, figures)
     live = OUT / "index-fastapi"
-    if (live / "adapted" / "questions.jsonl").exists() and (
+    if "live" in corpora and (live / "adapted" / "questions.jsonl").exists() and (
             SHARED / "corpora" / "fastapi-zero-pt-dev").exists():
         corpus_gain("live", live, read_gold(DATA / "answers_fastapi.jsonl", split="fit"),
                     read_gold(DATA / "answers_fastapi.jsonl", split="test"), embedder, figures)
