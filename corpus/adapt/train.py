@@ -226,6 +226,10 @@ def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], ou
     t0 = time.perf_counter()
     examples = miner.examples(qs, same_lecture=same_lecture, other_lectures=other_lectures,
                               progress=progress)
+    if len(examples) < MIN_QUESTIONS:
+        raise AdaptError(f"{len(examples)} of {len(qs)} generated questions name what their "
+                         f"passage says: at least {MIN_QUESTIONS} are needed to adapt (raise "
+                         "--questions)")
     train = [ex for ex in examples if not held_out(ex.key)]
     test = [ex for ex in examples if held_out(ex.key)]
     mined_s = time.perf_counter() - t0
