@@ -60,9 +60,11 @@ def adapt(
             "questions": len(cache.questions()),
         }
         if train:
+            from app.services import embedder_from_settings
             from corpus.adapt.train import train_adapted
 
-            result.update(train_adapted(s, data, cache.questions(), epochs=epochs, seed=seed,
+            result.update(train_adapted(s.index.dir, embedder_from_settings(s), data,
+                                        cache.questions(), epochs=epochs, seed=seed,
                                         progress=not json_out))
     if json_out:
         print_json(result)
@@ -85,7 +87,7 @@ def _write_questions(s: Any, data: Any, cache: Any, ask_for: list[Any], ray: str
     with ExitStack() as stack:
         llm, _ = build_llm(s, stack)
         if ray:
-            from corpus.adapt.ray_questions import generate_on_ray
+            from app.ray_adapt import generate_on_ray
 
             return generate_on_ray(cache, ask_for, llm, lang, address=ray, workers=ray_workers,
                                    progress=progress)

@@ -256,13 +256,12 @@ def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], ou
     return manifest
 
 
-def train_adapted(settings: Any, data: Any, questions: Sequence[GeneratedQuestion], *,
-                  epochs: int = 1, seed: int = 0, progress: bool = False) -> dict[str, Any]:
-    """``train_model`` into ``INDEX/adapted/model``, moved into place whole; the figures."""
-    from app.services import embedder_from_settings
-
-    base = embedder_from_settings(settings)
-    folder = adapted_dir(settings.index.dir)
+def train_adapted(index_root: Path, base: Any, data: Any,
+                  questions: Sequence[GeneratedQuestion], *, epochs: int = 1, seed: int = 0,
+                  progress: bool = False) -> dict[str, Any]:
+    """``train_model`` from the ``base`` embedder into ``INDEX/adapted/model``, moved into
+    place whole; the figures."""
+    folder = adapted_dir(index_root)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".model-", dir=folder))
     target = folder / MODEL

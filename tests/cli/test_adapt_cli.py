@@ -43,14 +43,17 @@ def adapted(tmp_path_factory) -> tuple[Path, dict, FakeLLMServer]:  # type: igno
 def test_adapt_writes_questions_and_a_model(adapted) -> None:  # type: ignore[no-untyped-def]
     index, out, llm = adapted
     lines = (index / "adapted" / "questions.jsonl").read_text().splitlines()
-    assert len(lines) == 16 == out["questions"] == len(llm.chat_requests)
-    first = json.loads(lines[0])
+    assert len(lines) == 16 == len(llm.chat_requests)
+    asked = [json.loads(x) for x in lines]
+    # a question that names nothing its passage says (only everyday words) is stored as none
+    assert out["questions"] == sum(1 for r in asked if r["question"]) >= 12
+    first = next(r for r in asked if r["question"])
     assert first["question"].startswith("o que a aula fala sobre")  # the label is gone
     assert first["lecture_id"] in {"derivadas", "redes-neurais"} and first["end"] > first["start"]
     model = Path(out["model_dir"])
     assert model == index / "adapted" / "model"
     manifest = json.loads((model / "adapted.json").read_text())
-    assert manifest["questions"] == 16
+    assert manifest["questions"] == out["questions"]
     assert manifest["trained_on"] + manifest["held_out"] == manifest["kept"] >= 12
     assert not [p for p in (index / "adapted").iterdir() if p.name.startswith(".model")]
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from app.llm import LLMClient
 from corpus.adapt.questions import (
     GeneratedQuestion,
     Passage,
@@ -24,8 +25,6 @@ class _AskActor:
     """One chat client per actor."""
 
     def __init__(self, endpoint: dict[str, Any], lang: str) -> None:
-        from app.llm import LLMClient
-
         self.model = str(endpoint["model"])
         self.ask = chat_asker(LLMClient(**endpoint), lang)
 
