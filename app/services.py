@@ -202,12 +202,8 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
         reranker = likelihood_reranker(settings)
     if reranker is None and settings.search.rerank == "adapted":
         from corpus.adapt.rerank import load_adapted
-        from corpus.adapt.store import MODEL, adapted_dir
 
         reranker = load_adapted(settings.index.dir, device=settings.embedding.device)
-        if reranker is None and not (adapted_dir(settings.index.dir) / MODEL).exists():
-            log.warning("AULA_RERANK=adapted, but %s holds no adapted model: run `aula adapt`",
-                        settings.index.dir)
     rewriter = (QueryRewriter.for_corpus(data.segments["text"].tolist())
                 if settings.search.query_rewrite else None)
     return Retriever(data, embedder, settings.search.mode,

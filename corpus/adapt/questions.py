@@ -11,6 +11,7 @@ dropped on the next read (with a warning); the rest is kept.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -126,11 +127,17 @@ def parse_question(reply: str) -> str | None:
 _WORD = re.compile(r"[^\W\d_]{5,}")
 
 
-def _stems(text: str) -> set[str]:
+@functools.cache
+def _everyday() -> frozenset[str]:
     from corpus.language import common_words
+
+    return common_words("pt") | common_words("en")
+
+
+def _stems(text: str) -> set[str]:
     from corpus.text import fold
 
-    everyday = common_words("pt") | common_words("en")
+    everyday = _everyday()
     return {w[:5] for w in _WORD.findall(fold(text.lower())) if w not in everyday}
 
 

@@ -47,11 +47,13 @@ class AdaptedReranker:
 
 def load_adapted(index_root: Path | str, *, device: str | None = None,
                  prior: float = ADAPTED_PRIOR) -> AdaptedReranker | None:
-    """The index's adapted model, or None when there is none; a folder that cannot be read
-    (corrupt, half copied, another format) logs one warning and gives None: search goes on
-    with its own ranking."""
+    """The index's adapted model, or None, with one warning, when there is none or its folder
+    cannot be read (corrupt, half copied, another format): search goes on with its own
+    ranking."""
     folder = adapted_dir(index_root) / MODEL
     if not folder.exists():
+        log.warning("AULA_RERANK=adapted, but %s holds no adapted model: run `aula adapt`",
+                    index_root)
         return None
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))

@@ -86,7 +86,11 @@ class Miner:
         self.lectures = {str(r.lecture_id): (str(r.title), str(r.url))
                          for r in data.lectures.itertuples(index=False)}
         self._units_of: dict[str, np.ndarray] = {}
+        self._unit_start = np.zeros(0)
+        self._unit_end = np.zeros(0)
         if self.units is not None:
+            self._unit_start = self.units["start"].to_numpy(dtype=float)
+            self._unit_end = self.units["end"].to_numpy(dtype=float)
             for lec, idx in self.units.groupby("lecture_id").indices.items():
                 self._units_of[str(lec)] = np.asarray(idx)
 
@@ -96,13 +100,12 @@ class Miner:
         idx = self._units_of.get(str(row.lecture_id))
         if idx is None or self.unit_vectors is None or self.units is None:
             return float(row.start)
-        starts = self.units["start"].to_numpy()[idx]
-        ends = self.units["end"].to_numpy()[idx]
-        inside = idx[(starts >= row.start - 1e-6) & (ends <= row.end + 1e-6)]
+        inside = idx[(self._unit_start[idx] >= row.start - 1e-6)
+                     & (self._unit_end[idx] <= row.end + 1e-6)]
         if not len(inside):
             return float(row.start)
         best = inside[int(np.argmax(self.unit_vectors[inside] @ qvec))]
-        return float(self.units["start"].iloc[best])
+        return float(self._unit_start[best])
 
     def examples(self, questions: Sequence[GeneratedQuestion], *,
                  same_lecture: int = SAME_LECTURE, other_lectures: int = OTHER_LECTURES,
@@ -131,6 +134,7 @@ class Miner:
             if not holds.any():
                 continue
             scores = self.vectors @ qvec
+            pool = np.argsort(-scores)[:POOL]
             pos_row = self.segments.iloc[int(np.flatnonzero(holds)[0])]
             positive = rerank_text(_window_hit(pos_row, self.lectures, q.start))
             apart = same & ((end_col <= q.start) | (start_col >= q.end))
@@ -138,7 +142,7 @@ class Miner:
             for mask, count in ((apart, same_lecture), (~same, other_lectures)):
                 if count <= 0:
                     continue
-                ranked = [i for i in np.argsort(-scores)[:POOL] if mask[i]][:count]
+                ranked = [i for i in pool if mask[i]][:count]
                 if len(ranked) < count:  # fewer in the pool: the best of the rest
                     rest = np.flatnonzero(mask)
                     ranked += [int(i) for i in rest[np.argsort(-scores[rest])]
