@@ -82,6 +82,7 @@ class Pipeline:
     min_new_words: int = MIN_NEW_WORDS
     quote_min_p: float = QUOTE_MIN_P
     quote_checks: int = 1
+    quote_passages: int = 1
     quote_span: Literal["sentences", "passage"] = "passage"
     mentions: bool = True
     """The question is read with the rewriter (framing, mentions of the lecture or the teacher
@@ -104,7 +105,8 @@ class Pipeline:
             context_chars=settings.llm.context_chars, max_tokens=settings.llm.max_tokens,
             gated_max_tokens=a.gated_max_tokens, postcheck=a.postcheck,
             min_new_words=a.min_new_words, mentions=settings.search.query_rewrite,
-            quote_min_p=a.quote_min_p, quote_checks=a.quote_checks, quote_span=a.quote_span)
+            quote_min_p=a.quote_min_p, quote_checks=a.quote_checks, quote_span=a.quote_span,
+            quote_passages=a.quote_passages)
 
     @property
     def gate(self) -> Gate:
@@ -217,7 +219,7 @@ class Pipeline:
             yield from self._where(q, decided, timings)
         elif self.strategy == "quote" and not q.summary and self.embed is not None:
             quoter = Quoter(self.llm, self.embed, self.quote_min_p, self.quote_checks,
-                            self.quote_span, self.min_new_words)
+                            self.quote_span, self.min_new_words, self.quote_passages)
             yield from quoter.events(q, decided.passages, moments, decision, timings,
                                      self.strategy)
         else:

@@ -224,12 +224,19 @@ NOT_FOUND: dict[Lang, str] = {
 def quote_answer(lead: str | None, quote: Quote, title: str, lang: Lang) -> str:
     """The answer a student reads: the confirmed lead (if any), then the quote with its second,
     each ending with the marker of passage 1 (the quote's)."""
-    says = _SAYS[lang].format(title=title, clock=fmt_clock(quote.start))
-    body = f"{says} “{quote.text}” [1]"
+    return quotes_answer(lead, 1, [(quote, title)], lang)
+
+
+def quotes_answer(lead: str | None, lead_n: int, quotes: Sequence[tuple[Quote, str]],
+                  lang: Lang) -> str:
+    """The confirmed lead (if any) cited ``[lead_n]``, then each quote with its lecture and
+    second, the ``n``-th ending with ``[n]``, one paragraph each."""
+    body = [f"{_SAYS[lang].format(title=title, clock=fmt_clock(q.start))} “{q.text}” [{n}]"
+            for n, (q, title) in enumerate(quotes, 1)]
     if lead:
         end = "" if lead.endswith((".", "!", "?")) else "."
-        return f"{lead}{end} [1]\n\n{body}"
-    return body
+        body.insert(0, f"{lead}{end} [{lead_n}]")
+    return "\n\n".join(body)
 
 
 def whole_passage(n: int, passage: Passage) -> Quote:

@@ -26,7 +26,7 @@ from answer.quote import (
     first_sentence,
     lead_messages,
     placed,
-    quote_answer,
+    quotes_answer,
     whole_passage,
 )
 from answer.replies import Answer, Moment, Reply, SentenceCheck, failed
@@ -51,23 +51,26 @@ class Quoter:
     checks: int = 1
     span: Literal["sentences", "passage"] = "passage"
     min_new_words: int = MIN_NEW_WORDS
+    shown: int = 1
+    """Passages quoted, in the gate's order (those the LLM reads under ``min_p`` left out)."""
 
     def quotes(self, about: str, passages: Sequence[Passage], decision: Decision
                ) -> list[Quote]:
-        """The quotes the LLM reads: the first ``checks`` passages, the gate's choice first."""
+        """The quotes the LLM reads: the first ``checks`` passages (at least ``shown``), the
+        gate's choice first."""
         order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
-        order = order[: self.checks]
+        order = order[: max(self.checks, self.shown)]
         found = (best_runs(about, [passages[i] for i in order], self.embed)
                  if self.span == "sentences" else
                  [whole_passage(n, passages[i]) for n, i in enumerate(order)])
         return [replace(q, passage=order[q.passage]) for q in found]
 
-    def _confirmed(self, said: str, question: str, quote: Quote
+    def _confirmed(self, said: str, question: str, quoted: str
                    ) -> tuple[str | None, float | None]:
         if (len(said) < MIN_LEAD_CHARS or len(new_words(said, question)) < self.min_new_words
-                or foreign_links(said, [quote.text])):
+                or foreign_links(said, [quoted])):
             return None, None
-        block = passage_block(quote.text)
+        block = passage_block(quoted)
         got, probs = self.llm.first_token(claim_messages(said, block))
         p = yes_probability(got, probs)
         if p is None or p < SUPPORT_AT:
@@ -100,40 +103,53 @@ class Quoter:
                         confidence=round(1.0 - (best.p or 0.0) if best else 1.0, 4),
                         reason=why, timings=timings)
             return
-        yield from self._answered(question, passages[best.passage], best, moments,
-                                  f"{decision.reason}; quote P=[{read}]", timings, strategy)
+        if self.shown == 1:
+            chosen = [best]
+        else:  # in the gate's order, those the LLM reads as answering
+            chosen = [q for q in quotes if (q.p or 0.0) >= self.min_p][: self.shown]
+        yield from self._answered(question, [passages[q.passage] for q in chosen], chosen,
+                                  moments, f"{decision.reason}; quote P=[{read}]", timings,
+                                  strategy)
 
-    def _answered(self, question: Question, passage: Passage, best: Quote,
+    def _answered(self, question: Question, shown: Sequence[Passage], quotes: Sequence[Quote],
                   moments: list[Moment], reason: str, timings: dict[str, float],
                   strategy: Any) -> Iterator[str | Reply]:
         lang, model = question.language, getattr(self.llm, "model_id", "")
         t0 = time.perf_counter()
+        quoted = " […] ".join(q.text for q in quotes)
         lead: str | None = None
         lead_p: float | None = None
         try:
-            lead, lead_p = self.lead_for(question, best)
-        except LLMError as exc:  # the quote stands alone
+            lead, lead_p = self.lead_for(question, quoted)
+        except LLMError as exc:  # the quotes stand alone
             log.warning("lead sentence failed: %s", exc)
+        lead_n = 1
         if lead is not None:
-            best = placed(best, lead)
+            placed_quotes = [placed(q, lead) for q in quotes]
+            moved = [n for n, (a, b) in enumerate(zip(quotes, placed_quotes, strict=True), 1)
+                     if a.start != b.start]
+            lead_n = moved[0] if moved else 1
+            quotes = placed_quotes
         timings["generate"] = time.perf_counter() - t0
-        hit = replace(passage.as_hit(), start=best.start, end=max(best.end, best.start + 1),
-                      text=best.text, answer_start=best.start)
-        text = quote_answer(lead, best, hit.title or hit.lecture_id, lang)
+        hits = [replace(p.as_hit(), start=q.start, end=max(q.end, q.start + 1), text=q.text,
+                        answer_start=q.start) for p, q in zip(shown, quotes, strict=True)]
+        text = quotes_answer(lead, lead_n, [(q, h.title or h.lecture_id)
+                                            for q, h in zip(quotes, hits, strict=True)], lang)
         yield text
-        url = video_link(hit.url, best.start)
-        checks = [SentenceCheck(text.split("\n\n", 1)[0], [1], None if lead_p is None
-                                else round(lead_p, 4), True, None, best.start, url)
-                  ] if lead else []
-        answer = Answer(text, build_citations([1], [hit]), True, model, lang, dict(timings), 1)
+        at = quotes[lead_n - 1].start
+        checks = [SentenceCheck(text.split("\n\n", 1)[0], [lead_n], None if lead_p is None
+                                else round(lead_p, 4), True, None, at,
+                                video_link(hits[lead_n - 1].url, at))] if lead else []
+        numbers = list(range(1, len(hits) + 1))
+        answer = Answer(text, build_citations(numbers, hits), True, model, lang, dict(timings),
+                        len(hits))
         yield Reply(question.text, lang, strategy, moments, answer, True,
-                    confidence=round(best.p or 0.0, 4), sentences=checks,
+                    confidence=round(max(q.p or 0.0 for q in quotes), 4), sentences=checks,
                     reason=f"{reason}{'' if lead else '; lead not confirmed'}",
-                    timings=timings, contexts=[best.text])
+                    timings=timings, contexts=[q.text for q in quotes])
 
-    def lead_for(self, question: Question, quote: Quote) -> tuple[str | None, float | None]:
-        """``lead`` in the question's language."""
-        raw = "".join(self.llm.stream(lead_messages(question.text, quote.text,
-                                                    question.language),
+    def lead_for(self, question: Question, quoted: str) -> tuple[str | None, float | None]:
+        """``lead`` in the question's language, confirmed against the quoted words."""
+        raw = "".join(self.llm.stream(lead_messages(question.text, quoted, question.language),
                                       temperature=0.0, max_tokens=LEAD_MAX_TOKENS))
-        return self._confirmed(first_sentence(raw), question.text, quote)
+        return self._confirmed(first_sentence(raw), question.text, quoted)

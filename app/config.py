@@ -220,6 +220,13 @@ class AnswerSettings(BaseModel):
         le=6,
         description="`quote`: how many of the best passages' quotes the LLM reads.",
     )
+    quote_passages: int = Field(
+        default=1,
+        ge=1,
+        le=3,
+        description="`quote`: how many passages are quoted, each with its moment, in the "
+        "gate's order (each read by the LLM's yes/no; a passage under `quote_min_p` is left out).",
+    )
     quote_span: Literal["sentences", "passage"] = Field(
         default="passage",
         description="`quote`: the gate's focused passage whole, or the best run of "
@@ -454,6 +461,7 @@ FLAT_NAMES: dict[str, str] = {
     "answer_strategy": "answer.strategy",
     "quote_min_p": "answer.quote_min_p",
     "quote_checks": "answer.quote_checks",
+    "quote_passages": "answer.quote_passages",
     "quote_span": "answer.quote_span",
     "focus_windows": "answer.focus_windows",
     "gate_candidates": "answer.gate_candidates",

@@ -56,6 +56,10 @@ SETS: dict[str, tuple[Path, Path, list[str] | None, str]] = {
     "fastapi": (DATA / "answers_fastapi.jsonl", CORPUS_FASTAPI, None, "index-fastapi"),
 }
 STRATEGIES = ("direct", "gated", "quote")
+VARIANTS: dict[str, dict[str, Any]] = {
+    # a strategy's variant measured beside it, by name in BENCH_ANSWER_STRATEGIES
+    "quote2": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2},
+}
 
 
 def _index(embedder: Any, name: str = "3b1b") -> Path:
@@ -142,12 +146,14 @@ def _supported_share(llm: Any, reply: Any) -> tuple[int, int]:
 
 
 def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
-         references: dict[str, str] | None = None) -> dict[str, Any]:
+         references: dict[str, str] | None = None, name: str | None = None
+         ) -> dict[str, Any]:
     from answer.citations import sentence_spans
     from answer.pipeline import Moments, Reply
     from answer.substance import new_words, unfinished
 
     references = references or {}
+    name = name or answerer.strategy
     t0 = time.perf_counter()
     found = services.find(q.question, k)  # as /ask: translated if need be
     query = found.query
@@ -179,10 +185,10 @@ def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
     linked, placed, at_sentence, at_passage = _links_in_span(q, reply)
     shown = reply.answer.text if reply.answer is not None else reply.note
     return {
-        "set": set_name, "key": answer_key(set_name, q.qid, answerer.strategy, shown),
+        "set": set_name, "key": answer_key(set_name, q.qid, name, shown),
         "question": q.question, "gold_lecture": q.gold_lecture, "gold_start": q.gold_start,
         "gold_end": q.gold_end, "reference": references.get(q.qid),
-        "id": q.qid, "answerable": q.answerable, "strategy": answerer.strategy,
+        "id": q.qid, "answerable": q.answerable, "strategy": name,
         "covered": reply.covered, "answered": bool(reply.covered and reply.answer is not None),
         "gold_video": any(c.lecture_id == q.gold_lecture for c in cites),
         "gold_span": gold_span, "moved": moved, "added": added,
@@ -308,16 +314,17 @@ def _run_set(set_name: str, split: str, strategies: list[str],
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in strategies}
     with services.stack:
         base = services.pipeline
-        answerers = {name: replace(base, strategy=name) for name in strategies}
+        answerers = {name: replace(base, **VARIANTS.get(name, {"strategy": name}))
+                     for name in strategies}
         warm = replace(qs[0], qid="warm-up", question="o que é um vetor?", answerable=True)
         _one(services, answerers[strategies[0]], warm, 10)  # warm-up: no cached prompt yet
-        plan = [(answerers[name], q) for name in strategies
+        plan = [(name, q) for name in strategies
                 for q in (direct_qs if name == "direct" else qs)]
         # interleave so that machine load falls on every strategy alike
-        plan.sort(key=lambda aq: (qs.index(aq[1]), aq[0].strategy))
-        for answerer, q in tqdm(plan, desc=f"respostas {set_name}", unit="pergunta"):
-            row = _one(services, answerer, q, 10, set_name, references)
-            rows[answerer.strategy].append(row)
+        plan.sort(key=lambda nq: (qs.index(nq[1]), nq[0]))
+        for name, q in tqdm(plan, desc=f"respostas {set_name}", unit="pergunta"):
+            row = _one(services, answerers[name], q, 10, set_name, references, name)
+            rows[name].append(row)
             log.write(json.dumps(row, ensure_ascii=False) + "\n")
             log.flush()
     return rows

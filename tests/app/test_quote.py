@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from answer.evidence import Gate
-from answer.quote import quote_answer, runs, sentences
+from answer.quote import quote_answer, quotes_answer, runs, sentences
 from app.config import Settings
 from app.main import create_app
 from corpus.context import Passage
@@ -66,6 +66,22 @@ def test_the_answer_names_the_lecture_and_the_second_and_cites_the_quote() -> No
     assert body == ("Na aula “Redes neurais”, em 01:41, o professor diz: "
                     "“Hoje em dia a função mais usada é a ReLU.” [1]")
     assert quote_answer(None, q, "Redes neurais", "pt") == body
+
+
+def test_two_quoted_moments_each_name_their_lecture_and_second_and_the_lead_cites_its_own(
+        ) -> None:
+    from answer.quote import Quote
+
+    a = Quote(0, 61.0, 75.0, "O uvicorn é o servidor que roda a aplicação.", 0.9, 0.93)
+    b = Quote(1, 905.5, 930.0, "O reload reinicia o servidor quando um arquivo muda.", 0.9, 0.91)
+    text = quotes_answer("O reload vem do uvicorn", 2, [(a, "Aula 01"), (b, "Aula 02")], "pt")
+    lead, first, second = text.split("\n\n")
+    assert lead == "O reload vem do uvicorn. [2]"
+    assert first == ("Na aula “Aula 01”, em 01:01, o professor diz: "
+                     "“O uvicorn é o servidor que roda a aplicação.” [1]")
+    assert second.startswith("Na aula “Aula 02”, em 15:05, o professor diz: ")
+    assert second.endswith(" [2]")
+    assert quotes_answer(None, 1, [(a, "Aula 01")], "pt") == quote_answer(None, a, "Aula 01", "pt")
 
 
 def responder(messages: list[dict]) -> str:
