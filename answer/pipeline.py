@@ -9,9 +9,10 @@ answer), ``quoting`` (the lecture's own words) or ``locate`` (where it is said) 
 
 Strategies (``Settings.answer.strategy``):
 
-- ``gated`` (default, for the embedded 1.5B model): coverage is decided before generation;
-  covered, the generator gets only the passages that passed, with no escape sentence; not
-  covered, the reply says so and lists the closest moments.
+- ``auto`` (default): ``quote`` on the embedded model, ``gated`` on a configured endpoint.
+- ``gated``: coverage is decided before generation; covered, the generator gets only the
+  passages that passed, with no escape sentence; not covered, the reply says so and lists the
+  closest moments.
 - ``quote``: the same decision, then the lecture's own words quoted (``answer.quoting``).
 - ``direct`` (for a strong remote model): the top windows go to the generator, which may answer
   with the fixed not-covered sentence (``answer.direct``).
@@ -66,6 +67,15 @@ log = logging.getLogger(__name__)
 PostCheck = Literal["mark", "drop", "off"]
 
 
+def resolved_strategy(strategy: str, base_url: str | None) -> Strategy:
+    """``auto``: the lecture's words quoted on the embedded model (no ``base_url``), whose own
+    sentences are too often wrong; a generated answer on a configured endpoint."""
+    if strategy == "auto":
+        return "quote" if base_url is None else "gated"
+    assert strategy in ("gated", "direct", "quote"), strategy
+    return strategy  # type: ignore[return-value]
+
+
 @dataclass
 class Pipeline:
     """Answers questions over retrieved hits with one LLM client, by the chosen strategy."""
@@ -81,8 +91,9 @@ class Pipeline:
     postcheck: PostCheck = "mark"
     min_new_words: int = MIN_NEW_WORDS
     quote_min_p: float = QUOTE_MIN_P
-    quote_checks: int = 1
-    quote_passages: int = 1
+    quote_checks: int = 2
+    quote_passages: int = 2
+    quote_lead: bool = False
     quote_span: Literal["sentences", "passage"] = "passage"
     mentions: bool = True
     """The question is read with the rewriter (framing, mentions of the lecture or the teacher
@@ -101,12 +112,13 @@ class Pipeline:
             _course_check(a.course_file, embed, embed_model_id), a.gate_candidates,
             a.focus_windows, a.passage_chars, a.passages)
         return cls(
-            llm=llm, embed=embed, decider=decider, strategy=a.strategy,
+            llm=llm, embed=embed, decider=decider,
+            strategy=resolved_strategy(a.strategy, settings.llm.base_url),
             context_chars=settings.llm.context_chars, max_tokens=settings.llm.max_tokens,
             gated_max_tokens=a.gated_max_tokens, postcheck=a.postcheck,
             min_new_words=a.min_new_words, mentions=settings.search.query_rewrite,
             quote_min_p=a.quote_min_p, quote_checks=a.quote_checks, quote_span=a.quote_span,
-            quote_passages=a.quote_passages)
+            quote_passages=a.quote_passages, quote_lead=a.quote_lead)
 
     @property
     def gate(self) -> Gate:
@@ -219,7 +231,8 @@ class Pipeline:
             yield from self._where(q, decided, timings)
         elif self.strategy == "quote" and not q.summary and self.embed is not None:
             quoter = Quoter(self.llm, self.embed, self.quote_min_p, self.quote_checks,
-                            self.quote_span, self.min_new_words, self.quote_passages)
+                            self.quote_span, self.min_new_words, self.quote_passages,
+                            self.quote_lead)
             yield from quoter.events(q, decided.passages, moments, decision, timings,
                                      self.strategy)
         else:

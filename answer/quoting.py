@@ -48,11 +48,13 @@ class Quoter:
     llm: Any
     embed: EmbedFn
     min_p: float = QUOTE_MIN_P
-    checks: int = 1
+    checks: int = 2
     span: Literal["sentences", "passage"] = "passage"
     min_new_words: int = MIN_NEW_WORDS
-    shown: int = 1
+    shown: int = 2
     """Passages quoted, in the gate's order (those the LLM reads under ``min_p`` left out)."""
+    lead: bool = False
+    """Lead the quotes with one generated sentence they confirm (else the quotes alone)."""
 
     def quotes(self, about: str, passages: Sequence[Passage], decision: Decision
                ) -> list[Quote]:
@@ -120,7 +122,8 @@ class Quoter:
         lead: str | None = None
         lead_p: float | None = None
         try:
-            lead, lead_p = self.lead_for(question, quoted)
+            if self.lead:
+                lead, lead_p = self.lead_for(question, quoted)
         except LLMError as exc:  # the quotes stand alone
             log.warning("lead sentence failed: %s", exc)
         lead_n = 1
@@ -145,7 +148,7 @@ class Quoter:
                         len(hits))
         yield Reply(question.text, lang, strategy, moments, answer, True,
                     confidence=round(max(q.p or 0.0 for q in quotes), 4), sentences=checks,
-                    reason=f"{reason}{'' if lead else '; lead not confirmed'}",
+                    reason=f"{reason}{'' if lead or not self.lead else '; lead not confirmed'}",
                     timings=timings, contexts=[q.text for q in quotes])
 
     def lead_for(self, question: Question, quoted: str) -> tuple[str | None, float | None]:

@@ -198,16 +198,18 @@ class LLMSettings(BaseModel):
 class AnswerSettings(BaseModel):
     """How an answer is made from the retrieved windows (`app/answer.py`)."""
 
-    strategy: Literal["gated", "direct", "quote"] = Field(
-        default="gated",
-        description="`gated`: the evidence check decides coverage before generation "
+    strategy: Literal["auto", "gated", "direct", "quote"] = Field(
+        default="auto",
+        description="`auto`: `quote` on the embedded model (a small model's own sentences "
+        "are too often wrong), `gated` on a configured endpoint; "
+        "`gated`: the evidence check decides coverage before generation "
         "and the prompt gets only the focused passages that passed; `direct`: the top-k windows "
         "go to the generator, which decides itself (suits a strong remote model); `quote`: as "
-        "`gated`, then the answer is the lecture's own sentences that answer, quoted with their "
-        "second, led by one generated sentence that they confirm.",
+        "`gated`, then the answer is the lecture's own words, quoted with their lecture and "
+        "second (see the `quote_*` settings).",
     )
     quote_min_p: float = Field(
-        default=0.9,
+        default=0.86,
         ge=0.0,
         le=1.0,
         description="`quote`: the LLM's P(the quoted sentences answer) "
@@ -215,17 +217,22 @@ class AnswerSettings(BaseModel):
         "and lists the moments).",
     )
     quote_checks: int = Field(
-        default=1,
+        default=2,
         ge=1,
         le=6,
         description="`quote`: how many of the best passages' quotes the LLM reads.",
     )
     quote_passages: int = Field(
-        default=1,
+        default=2,
         ge=1,
         le=3,
         description="`quote`: how many passages are quoted, each with its moment, in the "
         "gate's order (each read by the LLM's yes/no; a passage under `quote_min_p` is left out).",
+    )
+    quote_lead: bool = Field(
+        default=False,
+        description="`quote`: lead the quotes with one generated sentence, shown only when the "
+        "claim checks confirm it against them (off: the quotes alone, one LLM call less).",
     )
     quote_span: Literal["sentences", "passage"] = Field(
         default="passage",
@@ -462,6 +469,7 @@ FLAT_NAMES: dict[str, str] = {
     "quote_min_p": "answer.quote_min_p",
     "quote_checks": "answer.quote_checks",
     "quote_passages": "answer.quote_passages",
+    "quote_lead": "answer.quote_lead",
     "quote_span": "answer.quote_span",
     "focus_windows": "answer.focus_windows",
     "gate_candidates": "answer.gate_candidates",

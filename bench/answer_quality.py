@@ -59,6 +59,8 @@ STRATEGIES = ("direct", "gated", "quote")
 VARIANTS: dict[str, dict[str, Any]] = {
     # a strategy's variant measured beside it, by name in BENCH_ANSWER_STRATEGIES
     "quote2": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2},
+    "quote2-nolead": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
+                      "quote_lead": False},
 }
 
 

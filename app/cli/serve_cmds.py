@@ -46,7 +46,8 @@ def ask(
     hide_urls: bool = typer.Option(False, "--hide-urls", help="Print URLs as 'oculto'."),
     strategy: str | None = typer.Option(
         None, "--strategy",
-        help="gated (evidence check first), quote (the lecture's own sentences, quoted) or "
+        help="auto (quote on the embedded model, gated on an endpoint), gated (evidence check "
+             "first, then a generated answer), quote (the lecture's own words, quoted) or "
              "direct (AULA_ANSWER_STRATEGY)."),
     save: bool = typer.Option(
         False, "--save", help="Store the answer in the review queue (AULA_DATABASE_URL)."),
@@ -62,8 +63,8 @@ def ask(
 
     s = settings_for(index)
     if strategy is not None:
-        if strategy not in ("gated", "direct", "quote"):
-            typer.echo("erro: --strategy must be gated, quote or direct", err=True)
+        if strategy not in ("auto", "gated", "direct", "quote"):
+            typer.echo("erro: --strategy must be auto, gated, quote or direct", err=True)
             raise typer.Exit(2)
         s = s.model_copy(update={"answer_strategy": strategy})
     try:

@@ -1,11 +1,13 @@
-"""The quote strategy: the lecture's own sentences quoted at their second, led by one generated
-sentence only when they confirm it, and an honest "not found" when no sentence answers.
+"""The quote strategy: the lecture's own words quoted at their second (by default the first two
+passages that answer, with no generated sentence; optionally one passage led by one generated
+sentence the quote confirms), and an honest "not found" when no passage answers.
 
 Pure parts on plain data; the strategy itself over real HTTP against the fake LLM, which answers
 the yes/no on a quote by whether the quote says what the question asks."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -114,6 +116,7 @@ def service(sample_index, fake_llm, tmp_path_factory) -> Iterator[str]:  # type:
     settings = Settings(
         index_dir=sample_index.root, llm_base_url=fake_llm.base_url, llm_model="fake-model",
         llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
+        quote_passages=1, quote_checks=1, quote_lead=True, quote_min_p=0.9,
         database_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'aula.db'}",
         ask_rate_per_minute=0, search_rate_per_minute=0,
     )
@@ -174,3 +177,92 @@ def test_a_whole_passage_quote_keeps_the_passage_words_and_its_sentences_seconds
                       "Por isso o reload vem do servidor, não da aplicação.")
     assert (q.start, q.end) == (10.0, 30.0)
     assert [s.start for s in q.sentences][0] == 10.0
+
+
+def two_passages_responder(messages: list[dict]) -> str:
+    user = messages[-1]["content"]
+    if "PERGUNTA DE UM ESTUDANTE" in user:  # the yes/no on each quoted passage
+        text = user.split("PERGUNTA DE UM ESTUDANTE")[0]
+        said = text.lower()
+        return "SIM@0.95" if "ativaç" in said or "gradiente" in said else "NÃO@0.95"
+    if "AFIRMAÇÃO:" in user:
+        return "NÃO@0.9"  # no lead: the quotes stand alone
+    if "Frases da aula" in user:
+        return "Uma frase que nenhum trecho confirma."
+    return "Resposta livre que não deveria aparecer [1]."
+
+
+@pytest.fixture(scope="module")
+def two_quote_service(sample_index, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    gate_file = tmp_path_factory.mktemp("gate2") / "gate.json"
+    gate_file.write_text(Gate(p_covered=0.0, p_pass=0.0).to_json())
+    with FakeLLMServer(two_passages_responder) as llm:
+        settings = Settings(
+            index_dir=sample_index.root, llm_base_url=llm.base_url, llm_model="fake-model",
+            llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
+            quote_passages=2, quote_min_p=0.5,
+            database_url=f"sqlite:///{tmp_path_factory.mktemp('db2') / 'aula.db'}",
+            ask_rate_per_minute=0, search_rate_per_minute=0,
+        )
+        with ServedApp(create_app(settings)) as srv:
+            yield srv.url
+
+
+def test_two_passages_are_quoted_each_at_its_own_second_and_one_that_does_not_answer_is_not(
+        two_quote_service: str) -> None:
+    body = ask(two_quote_service, "Qual função de ativação é a mais usada e como o gradiente "
+                                  "é calculado?")
+    assert body["covered"] is True, body["reason"]
+    paragraphs = body["answer"].split("\n\n")
+    assert all(p.startswith("Na aula “") for p in paragraphs)  # no unconfirmed lead
+    assert "Resposta livre" not in body["answer"] and "nenhum trecho" not in body["answer"]
+    assert len(paragraphs) == len(body["citations"]) == 2
+    assert "sobreajuste" not in body["answer"]  # a passage the LLM reads as not answering
+    _, cues = read_cues(SAMPLES / "redes-neurais" / "redes-neurais.srt")
+    for n, (para, cite) in enumerate(zip(paragraphs, body["citations"], strict=True), 1):
+        assert para.endswith(f"[{n}]")
+        start = int(cite["start"])
+        assert f"em {start // 60:02d}:{start % 60:02d}" in para
+        assert cite["url"].endswith(f"t={start}")
+        # the quote's second is where one of the lecture's cues starts
+        assert min(abs(c.start - cite["start"]) for c in cues) < 1.0
+
+
+def test_by_default_the_embedded_model_quotes_the_lecture_and_an_endpoint_writes(
+        sample_index) -> None:  # type: ignore[no-untyped-def]
+    from answer.pipeline import Pipeline
+
+    embedded = Settings(_env_file=None, index_dir=sample_index.root,  # type: ignore[call-arg]
+                        llm_base_url=None)
+    endpoint = embedded.model_copy(update={"llm_base_url": "http://127.0.0.1:9/v1"})
+    assert embedded.answer.strategy == "auto"
+    assert Pipeline.from_settings(embedded, None).strategy == "quote"
+    assert Pipeline.from_settings(endpoint, None).strategy == "gated"
+    chosen = endpoint.model_copy(update={"answer_strategy": "direct"})
+    assert Pipeline.from_settings(chosen, None).strategy == "direct"
+
+
+@pytest.fixture(scope="module")
+def no_lead(sample_index, tmp_path_factory) -> Iterator[tuple[str, FakeLLMServer]]:  # type: ignore[no-untyped-def]
+    gate_file = tmp_path_factory.mktemp("gate3") / "gate.json"
+    gate_file.write_text(Gate(p_covered=0.0, p_pass=0.0).to_json())
+    with FakeLLMServer(responder) as llm:
+        settings = Settings(
+            index_dir=sample_index.root, llm_base_url=llm.base_url, llm_model="fake-model",
+            llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
+            database_url=f"sqlite:///{tmp_path_factory.mktemp('db3') / 'aula.db'}",
+            ask_rate_per_minute=0, search_rate_per_minute=0,
+        )
+        with ServedApp(create_app(settings)) as srv:
+            yield srv.url, llm
+
+
+def test_by_default_the_quote_is_the_whole_answer_and_no_sentence_is_generated(
+        no_lead: tuple[str, FakeLLMServer]) -> None:
+    url, llm = no_lead
+    body = ask(url, "Qual função de ativação é a mais usada hoje?")
+    assert body["covered"] is True, body["reason"]
+    assert body["answer"].startswith("Na aula “") and "\n\n" not in body["answer"]
+    assert "devolve o máximo entre zero e a entrada" in body["answer"]
+    asked = [json.dumps(r, ensure_ascii=False) for r in llm.chat_requests]
+    assert asked and not any("Frases da aula" in a for a in asked)  # no lead was written
