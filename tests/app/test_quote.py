@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -108,20 +109,29 @@ def fake_llm() -> Iterator[FakeLLMServer]:
         yield srv
 
 
+@contextmanager
+def quote_service(sample_index, tmp_path_factory, llm: FakeLLMServer,  # type: ignore[no-untyped-def]
+                  **settings: object) -> Iterator[str]:
+    """The service over the sample lectures answering by quote through ``llm``, with a gate
+    that lets every question through (the quote's own yes/no decides here)."""
+    gate_file = tmp_path_factory.mktemp("gate") / "gate.json"
+    gate_file.write_text(Gate(p_covered=0.0, p_pass=0.0).to_json())
+    served = Settings(
+        index_dir=sample_index.root, llm_base_url=llm.base_url, llm_model="fake-model",
+        llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
+        database_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'aula.db'}",
+        ask_rate_per_minute=0, search_rate_per_minute=0, **settings,
+    )
+    with ServedApp(create_app(served)) as srv:
+        yield srv.url
+
+
 @pytest.fixture(scope="module")
 def service(sample_index, fake_llm, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    gate_file = tmp_path_factory.mktemp("gate") / "gate.json"
-    # a gate that lets every question through: the quote's own yes/no decides here
-    gate_file.write_text(Gate(p_covered=0.0, p_pass=0.0).to_json())
-    settings = Settings(
-        index_dir=sample_index.root, llm_base_url=fake_llm.base_url, llm_model="fake-model",
-        llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
-        quote_passages=1, quote_checks=1, quote_lead=True, quote_min_p=0.9,
-        database_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'aula.db'}",
-        ask_rate_per_minute=0, search_rate_per_minute=0,
-    )
-    with ServedApp(create_app(settings)) as srv:
-        yield srv.url
+    # one passage led by one generated sentence the quote confirms
+    with quote_service(sample_index, tmp_path_factory, fake_llm, quote_passages=1,
+                       quote_checks=1, quote_lead=True, quote_min_p=0.9) as url:
+        yield url
 
 
 def ask(url: str, question: str) -> dict:
@@ -194,18 +204,9 @@ def two_passages_responder(messages: list[dict]) -> str:
 
 @pytest.fixture(scope="module")
 def two_quote_service(sample_index, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    gate_file = tmp_path_factory.mktemp("gate2") / "gate.json"
-    gate_file.write_text(Gate(p_covered=0.0, p_pass=0.0).to_json())
-    with FakeLLMServer(two_passages_responder) as llm:
-        settings = Settings(
-            index_dir=sample_index.root, llm_base_url=llm.base_url, llm_model="fake-model",
-            llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
-            quote_passages=2, quote_min_p=0.5,
-            database_url=f"sqlite:///{tmp_path_factory.mktemp('db2') / 'aula.db'}",
-            ask_rate_per_minute=0, search_rate_per_minute=0,
-        )
-        with ServedApp(create_app(settings)) as srv:
-            yield srv.url
+    with FakeLLMServer(two_passages_responder) as llm, quote_service(
+            sample_index, tmp_path_factory, llm, quote_passages=2, quote_min_p=0.5) as url:
+        yield url
 
 
 def test_two_passages_are_quoted_each_at_its_own_second_and_one_that_does_not_answer_is_not(
@@ -244,17 +245,9 @@ def test_by_default_the_embedded_model_quotes_the_lecture_and_an_endpoint_writes
 
 @pytest.fixture(scope="module")
 def no_lead(sample_index, tmp_path_factory) -> Iterator[tuple[str, FakeLLMServer]]:  # type: ignore[no-untyped-def]
-    gate_file = tmp_path_factory.mktemp("gate3") / "gate.json"
-    gate_file.write_text(Gate(p_covered=0.0, p_pass=0.0).to_json())
-    with FakeLLMServer(responder) as llm:
-        settings = Settings(
-            index_dir=sample_index.root, llm_base_url=llm.base_url, llm_model="fake-model",
-            llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
-            database_url=f"sqlite:///{tmp_path_factory.mktemp('db3') / 'aula.db'}",
-            ask_rate_per_minute=0, search_rate_per_minute=0,
-        )
-        with ServedApp(create_app(settings)) as srv:
-            yield srv.url, llm
+    with FakeLLMServer(responder) as llm, quote_service(sample_index, tmp_path_factory,
+                                                        llm) as url:
+        yield url, llm
 
 
 def test_by_default_the_quote_is_the_whole_answer_and_no_sentence_is_generated(
