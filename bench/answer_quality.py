@@ -57,10 +57,12 @@ SETS: dict[str, tuple[Path, Path, list[str] | None, str]] = {
 }
 STRATEGIES = ("direct", "gated", "quote")
 VARIANTS: dict[str, dict[str, Any]] = {
-    # a strategy's variant measured beside it, by name in BENCH_ANSWER_STRATEGIES
-    "quote2": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2},
-    "quote2-nolead": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
-                      "quote_lead": False},
+    # a strategy's variant measured beside it, by name in BENCH_ANSWER_STRATEGIES; each names
+    # every setting it varies, so that a change of the defaults does not change what it measures
+    "quote-one-lead": {"strategy": "quote", "quote_passages": 1, "quote_checks": 1,
+                       "quote_lead": True},
+    "quote-lead": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
+                   "quote_lead": True},
 }
 
 
