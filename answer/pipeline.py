@@ -40,7 +40,7 @@ from answer.evidence import Gate
 from answer.generate import Draft, write
 from answer.locate import where_answer
 from answer.question import Question, understand
-from answer.quote import QUOTE_MIN_P
+from answer.quote import QUOTE_MIN_COVERED, QUOTE_MIN_P
 from answer.quoting import Quoter
 from answer.replies import (
     COURSE_QUESTION,
@@ -91,6 +91,7 @@ class Pipeline:
     postcheck: PostCheck = "mark"
     min_new_words: int = MIN_NEW_WORDS
     quote_min_p: float = QUOTE_MIN_P
+    quote_min_covered: float = QUOTE_MIN_COVERED
     quote_checks: int = 2
     quote_passages: int = 2
     quote_lead: bool = False
@@ -117,7 +118,8 @@ class Pipeline:
             context_chars=settings.llm.context_chars, max_tokens=settings.llm.max_tokens,
             gated_max_tokens=a.gated_max_tokens, postcheck=a.postcheck,
             min_new_words=a.min_new_words, mentions=settings.search.query_rewrite,
-            quote_min_p=a.quote_min_p, quote_checks=a.quote_checks, quote_span=a.quote_span,
+            quote_min_p=a.quote_min_p, quote_min_covered=a.quote_min_covered,
+            quote_checks=a.quote_checks, quote_span=a.quote_span,
             quote_passages=a.quote_passages, quote_lead=a.quote_lead)
 
     @property
@@ -232,7 +234,7 @@ class Pipeline:
         elif self.strategy == "quote" and not q.summary and self.embed is not None:
             quoter = Quoter(self.llm, self.embed, self.quote_min_p, self.quote_checks,
                             self.quote_span, self.min_new_words, self.quote_passages,
-                            self.quote_lead)
+                            self.quote_lead, self.quote_min_covered)
             yield from quoter.events(q, decided.passages, moments, decision, timings,
                                      self.strategy)
         else:

@@ -42,11 +42,16 @@ TRIM_MARGIN = 0.01
 """A quote's first sentence is dropped when the run without it scores at most this much less."""
 MIN_SENTENCE_CHARS = 25
 """A shorter piece ("Massa?", "Né?", "Então, bom.") is joined to the sentence after it."""
-QUOTE_MIN_P = 0.86
+QUOTE_MIN_COVERED = 0.86
+"""The fitted gate's P(the lectures cover the question) from which the quote strategy reads a
+quote at all (``Settings.answer.quote_min_covered``): ``python -m bench.fit_quote --grid`` picks
+the lowest at which no uncovered question of the fitting halves of both answer sets is answered
+(on recorded live classes the gate's own 0.5 let half of them through; docs/answers.md)."""
+QUOTE_MIN_P = 0.75
 """The LLM's P(a quote answers the question) from which it is shown as the answer
-(``Settings.answer.quote_min_p``): ``python -m bench.fit_quote`` picks the lowest threshold at
-which no uncovered question of the fitting runs is answered (0.86 on the fitting halves of both
-answer sets, docs/answers.md)."""
+(``Settings.answer.quote_min_p``): with the gate at ``QUOTE_MIN_COVERED``, ``python -m
+bench.fit_quote --grid`` picks the threshold of least 3 × wrong answers + covered questions
+declined on the fitting halves (docs/answers.md)."""
 LEAD_MAX_TOKENS = 70
 LEAD_STRICT_AT = 0.7
 """The lead is shown when the claim check confirms it (``eval.claims.SUPPORT_AT``) and the

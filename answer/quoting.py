@@ -20,6 +20,7 @@ from answer.quote import (
     LEAD_MAX_TOKENS,
     LEAD_STRICT_AT,
     NOT_FOUND,
+    QUOTE_MIN_COVERED,
     QUOTE_MIN_P,
     Quote,
     best_runs,
@@ -29,7 +30,7 @@ from answer.quote import (
     quotes_answer,
     whole_passage,
 )
-from answer.replies import Answer, Moment, Reply, SentenceCheck, failed
+from answer.replies import Answer, Moment, Reading, Reply, SentenceCheck, declined, failed
 from answer.substance import MIN_NEW_WORDS, new_words
 from app.llm import LLMError
 from corpus.context import EmbedFn, Passage
@@ -55,6 +56,8 @@ class Quoter:
     """Passages quoted, in the gate's order (those the LLM reads under ``min_p`` left out)."""
     lead: bool = False
     """Lead the quotes with one generated sentence they confirm (else the quotes alone)."""
+    min_covered: float = QUOTE_MIN_COVERED
+    """The gate's fitted P(covered) from which a quote is read; below it, declined."""
 
     def quotes(self, about: str, passages: Sequence[Passage], decision: Decision
                ) -> list[Quote]:
@@ -86,6 +89,11 @@ class Quoter:
                ) -> Iterator[str | Reply]:
         """The quote's reply as events (its text, then the ``Reply``)."""
         lang, model = question.language, getattr(self.llm, "model_id", "")
+        if decision.p_covered is not None and decision.p_covered < self.min_covered:
+            yield Reply(question.text, lang, strategy, moments, declined(lang, model), False,
+                        confidence=round(1.0 - decision.p_covered, 4), timings=timings,
+                        reason=f"{decision.reason}; P(covered) < {self.min_covered:.2f} to quote")
+            return
         t0 = time.perf_counter()
         quotes = self.quotes(question.about, passages, decision)
         try:
@@ -96,6 +104,8 @@ class Quoter:
             return
         timings["quote"] = time.perf_counter() - t0
         quotes = [replace(q, p=p) for q, p in zip(quotes, ps, strict=True)]
+        readings = [Reading((h := passages[q.passage].hit).lecture_id, h.title or h.lecture_id,
+                            q.start, q.end, q.text, round(q.p or 0.0, 4)) for q in quotes]
         best = max(quotes, key=lambda q: q.p or 0.0, default=None)
         read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes)
         if best is None or (best.p or 0.0) < self.min_p:
@@ -103,15 +113,16 @@ class Quoter:
             yield Reply(question.text, lang, strategy, moments,
                         Answer(NOT_FOUND[lang], [], False, model, lang), False,
                         confidence=round(1.0 - (best.p or 0.0) if best else 1.0, 4),
-                        reason=why, timings=timings)
+                        reason=why, timings=timings, readings=readings)
             return
         if self.shown == 1:
             chosen = [best]
         else:  # in the gate's order, those the LLM reads as answering
             chosen = [q for q in quotes if (q.p or 0.0) >= self.min_p][: self.shown]
-        yield from self._answered(question, [passages[q.passage] for q in chosen], chosen,
-                                  moments, f"{decision.reason}; quote P=[{read}]", timings,
-                                  strategy)
+        for ev in self._answered(question, [passages[q.passage] for q in chosen], chosen,
+                                 moments, f"{decision.reason}; quote P=[{read}]", timings,
+                                 strategy):
+            yield replace(ev, readings=readings) if isinstance(ev, Reply) else ev
 
     def _answered(self, question: Question, shown: Sequence[Passage], quotes: Sequence[Quote],
                   moments: list[Moment], reason: str, timings: dict[str, float],

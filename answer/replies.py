@@ -116,6 +116,21 @@ class SentenceCheck:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """One quote the LLM read: its lecture, span, text and P(it answers the question)."""
+
+    lecture_id: str
+    title: str
+    start: float
+    end: float
+    text: str
+    p: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
 @dataclass
 class Reply:
     """The final result: the answer (None when generation failed), the moments, the decision."""
@@ -136,6 +151,9 @@ class Reply:
     """The passage texts the generator read (what a judge should check the answer against)."""
     quoted: int | None = None
     """The passage (1-based) quoted because the model's own answer only restated the question."""
+    readings: list[Reading] = field(default_factory=list)
+    """The quotes the LLM read for the answer, in the order read, each with its P (the quote
+    strategy): what the threshold and the number of passages read are fitted on."""
 
     @property
     def text(self) -> str:

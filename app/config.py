@@ -209,12 +209,19 @@ class AnswerSettings(BaseModel):
         "second (see the `quote_*` settings).",
     )
     quote_min_p: float = Field(
-        default=0.86,
+        default=0.75,
         ge=0.0,
         le=1.0,
         description="`quote`: the LLM's P(the quoted sentences answer) "
         "from which they are shown as the answer (below it the reply says no sentence was found "
         "and lists the moments).",
+    )
+    quote_min_covered: float = Field(
+        default=0.86,
+        ge=0.0,
+        le=1.01,
+        description="`quote`: the fitted gate's P(the lectures cover the question) from which a "
+        "quote is read at all; below it the question is declined with the closest moments.",
     )
     quote_checks: int = Field(
         default=2,
@@ -467,6 +474,7 @@ FLAT_NAMES: dict[str, str] = {
     "context_chars": "llm.context_chars",
     "answer_strategy": "answer.strategy",
     "quote_min_p": "answer.quote_min_p",
+    "quote_min_covered": "answer.quote_min_covered",
     "quote_checks": "answer.quote_checks",
     "quote_passages": "answer.quote_passages",
     "quote_lead": "answer.quote_lead",

@@ -63,6 +63,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
                        "quote_lead": True},
     "quote-lead": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
                    "quote_lead": True},
+    # every quote of the first four passages read and recorded (``readings``), none declined
+    # after the gate:
+    # what ``bench.fit_quote --grid`` replays for each number of passages read and threshold
+    "quote-read4": {"strategy": "quote", "quote_passages": 2, "quote_checks": 4,
+                    "quote_lead": False, "quote_min_p": 0.0, "quote_min_covered": 0.0},
 }
 
 
@@ -98,11 +103,21 @@ def answer_key(set_name: str, qid: str, strategy: str, answer: str) -> str:
     return f"{set_name}/{qid}/{strategy}/{digest}"
 
 
+def text_key(key: str) -> str:
+    """``answer_key`` without the strategy: a label is for one text to one question, whichever
+    strategy or variant gave it."""
+    set_name, qid, _strategy, digest = key.split("/")
+    return f"{set_name}/{qid}/{digest}"
+
+
 def stored_labels(path: Path = LABELS) -> dict[str, str]:
-    """The blind reading's labels (C / PC / I) by ``answer_key``."""
+    """The blind reading's labels (C / PC / I) by ``text_key``."""
     if not path.exists():
         return {}
-    return {r["key"]: r["label"] for r in read_jsonl(path)}
+    out: dict[str, str] = {}
+    for r in read_jsonl(path):
+        out.setdefault(text_key(r["key"]), r["label"])
+    return out
 
 
 def offline_answerer() -> tuple[Any, Any]:
@@ -211,6 +226,7 @@ def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
         "new_words": (len(new_words(reply.answer.text, f"{q.question} {query}"))
                       if reply.answer is not None and reply.covered else None),
         "quoted": reply.quoted,
+        "readings": [r.to_dict() for r in reply.readings],
         # what the student reads last: a sentence the generator stopped in the middle of
         "unfinished": bool(reply.answer is not None and reply.covered
                            and (spans := sentence_spans(reply.answer.text))
@@ -285,7 +301,7 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
     # what an instructor marks (stored blind labels): shares of the answerable questions
     labels = stored_labels()
-    got = [labels.get(r["key"]) for r in answered]
+    got = [labels.get(text_key(r["key"])) for r in answered]
     for mark in ("C", "PC", "I"):
         out[f"correct_{mark}"] = (sum(g == mark for g in got) / len(ans)) if ans else float("nan")
     out["declined_covered"] = (sum(not r["answered"] for r in ans) / len(ans)

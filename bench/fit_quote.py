@@ -11,19 +11,32 @@ embedded model's yes/no it declines most covered questions, and its P did not tr
 fitting half to a test half).
 
 ``python -m bench.fit_quote ITEMS.jsonl [...] [--json]``
+
+``--grid`` reads instead a ``quote-read4`` run (``BENCH_ANSWER_STRATEGIES=quote-read4``: every
+question the gate passes gets the first passages' quotes read, each recorded with its P) and
+replays the answer the ``quote`` strategy gives, labelled by the stored label of the same text.
+The gate's cut (``AULA_QUOTE_MIN_COVERED``) is the lowest P(covered) at which no uncovered
+question of the fitting halves is answered; above it, for each number of passages read, of
+passages quoted (1 or 2) and quote threshold, it prints what students get per set and for both,
+and chooses the setting of least ``WRONG_COST`` × (wrong + answered uncovered) + declined
+covered on both sets together. ``--rows FILE`` writes the replayed answers for ``python -m
+bench.label_answers sheet FILE`` (the unlabelled ones count in ``unlab``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from bench.answer_quality import stored_labels
+from bench.answer_quality import stored_labels, text_key
 from bench.common import read_jsonl
 
 WRONG_COST = 3.0
+THRESHOLDS = (0.0, *(x / 100 for x in range(60, 98)))
+"""The quote thresholds ``--grid`` replays."""
 
 
 def table(rows: list[dict[str, Any]], labels: dict[str, str]) -> list[dict[str, Any]]:
@@ -34,19 +47,128 @@ def table(rows: list[dict[str, Any]], labels: dict[str, str]) -> list[dict[str, 
     out = []
     for t in cuts:
         shown = [r for r in quoted if r["answered"] and r["quote_p"] >= t]
-        wrong = sum(labels.get(r["key"]) == "I" for r in shown if r["answerable"])
-        right = sum(labels.get(r["key"]) == "C" for r in shown if r["answerable"])
+        wrong = sum(labels.get(text_key(r["key"])) == "I" for r in shown if r["answerable"])
+        right = sum(labels.get(text_key(r["key"])) == "C" for r in shown if r["answerable"])
         uncovered = sum(not r["answerable"] for r in shown)
         declined = len(ans) - sum(r["answerable"] for r in shown)
         out.append({"threshold": t, "answered": len(shown), "C": right, "I": wrong,
                     "answered_uncovered": uncovered, "declined_covered": declined,
-                    "unlabelled": sum(r["key"] not in labels for r in shown if r["answerable"]),
+                    "unlabelled": sum(text_key(r["key"]) not in labels for r in shown if r["answerable"]),
                     "cost": WRONG_COST * (wrong + uncovered) + declined})
     return out
 
 
+def p_covered(row: dict[str, Any]) -> float | None:
+    """The gate's fitted P(covered) as the item's reason gives it (two decimals), if any."""
+    m = re.search(r"P\(covered\)=([0-9.]+)", row.get("reason", ""))
+    return float(m.group(1)) if m else None
+
+
+def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
+             min_covered: float = 0.0) -> dict[str, Any]:
+    """The ``quote`` strategy's answer to a ``quote-read4`` item with ``checks`` passages read,
+    up to ``shown`` quoted, at ``threshold``, the gate's P(covered) at least ``min_covered``:
+    the item's fields, its answer, key and P."""
+    from answer.quote import NOT_FOUND, Quote, quotes_answer
+    from bench.answer_quality import answer_key
+
+    read = row.get("readings", [])[:checks]
+    if (p_covered(row) or 0.0) < min_covered:
+        read = []
+    chosen = [r for r in read if r["p"] >= threshold][:shown]
+    if shown == 1 and chosen:  # one passage: the one read as answering best
+        chosen = [max(read, key=lambda r: r["p"])]
+    if chosen:
+        lang = "en" if row["answer"].startswith("In the lecture") else "pt"
+        text = quotes_answer(None, 1, [(Quote(0, r["start"], r["end"], r["text"], 0.0),
+                                        r["title"]) for r in chosen], lang)
+    else:
+        text = NOT_FOUND["pt"]
+    return {**row, "strategy": "quote", "answer": text, "answered": bool(chosen),
+            "covered": bool(chosen), "quote_p": max((r["p"] for r in read), default=0.0),
+            "key": answer_key(row["set"], row["id"], "quote", text)}
+
+
+def gate_cut(items: list[dict[str, Any]]) -> float:
+    """The lowest P(covered) (two decimals) above every uncovered question the gate passed."""
+    passed = [p_covered(i) or 0.0 for i in items if not i["answerable"]]
+    return round(max(passed) + 0.01, 2) if passed else 0.0
+
+
+def figures(got: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, Any]:
+    """C / PC / I, unlabelled, covered declined, uncovered answered and the cost of replayed
+    answers."""
+    ans = [r for r in got if r["answerable"]]
+    marks = [labels.get(text_key(r["key"])) for r in ans if r["answered"]]
+    out = {"answerable": len(ans), "C": marks.count("C"), "PC": marks.count("PC"),
+           "I": marks.count("I"), "unlabelled": marks.count(None),
+           "declined_covered": sum(not r["answered"] for r in ans),
+           "answered_uncovered": sum(r["answered"] for r in got if not r["answerable"])}
+    out["cost"] = WRONG_COST * (out["I"] + out["answered_uncovered"]) + out["declined_covered"]
+    return out
+
+
+def grid(rows: list[dict[str, Any]], labels: dict[str, str]
+         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per (passages read, quoted), the gate cut at which no uncovered question is answered and
+    each quote threshold, per set and for both: the figures; and the answers replayed."""
+    items = [r for r in rows if r["strategy"] == "quote-read4"]
+    cut = gate_cut([r for r in items if r.get("readings")])
+    out, every = [], []
+    for checks in range(1, 1 + max(len(i.get("readings", [])) for i in items)):
+        for shown in (1, 2):
+            for t in THRESHOLDS:
+                got = [replayed(i, checks, shown, t, cut) for i in items]
+                every.extend(got)
+                for name in ("all", *sorted({i["set"] for i in items})):
+                    out.append({"checks": checks, "shown": shown, "min_covered": cut,
+                                "threshold": t, "set": name,
+                                **figures([r for r in got if name in ("all", r["set"])],
+                                          labels)})
+    return out, every
+
+
+def main_grid(paths: list[Path]) -> None:
+    rows = [r for p in paths for r in read_jsonl(p) if r.get("id") != "warm-up"]
+    got, every = grid(rows, stored_labels())
+    if "--rows" in sys.argv:
+        dest = Path(sys.argv[sys.argv.index("--rows") + 1])
+        seen: set[str] = set()
+        with open(dest, "w") as f:
+            for r in every:
+                if r["key"] not in seen:
+                    seen.add(r["key"])
+                    f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    # chosen among the settings whose answers are all labelled
+    both = [r for r in got if r["set"] == "all" and not r["unlabelled"]] or [
+        r for r in got if r["set"] == "all"]
+    best = min(both, key=lambda r: (r["cost"], r["checks"], r["shown"], r["threshold"]))
+    chosen = {"min_covered": best["min_covered"], "checks": best["checks"],
+              "shown": best["shown"], "threshold": best["threshold"]}
+    if "--json" in sys.argv:
+        print(json.dumps({"chosen": chosen, "table": got}, indent=1))
+        return
+    print(f"gate: AULA_QUOTE_MIN_COVERED={best['min_covered']} (lowest P(covered) with no "
+          "uncovered fitting question answered)")
+    print(f"{'read':>4} {'quoted':>6} {'P >=':>6} {'set':>8} {'C':>3} {'PC':>3} {'I':>3} "
+          f"{'declined':>8} {'uncov':>5} {'unlab':>5} {'cost':>5}")
+    for r in got:
+        if (r["checks"] == best["checks"] and r["shown"] == best["shown"]
+                and (round(r["threshold"] * 100) % 5 == 0
+                     or r["threshold"] == best["threshold"])):
+            print(f"{r['checks']:>4} {r['shown']:>6} {r['threshold']:>6.3f} {r['set']:>8} "
+                  f"{r['C']:>3} {r['PC']:>3} {r['I']:>3} {r['declined_covered']:>8} "
+                  f"{r['answered_uncovered']:>5} {r['unlabelled']:>5} {r['cost']:>5.0f}")
+    print(f"least cost (both sets): AULA_QUOTE_CHECKS={best['checks']} "
+          f"AULA_QUOTE_PASSAGES={best['shown']} AULA_QUOTE_MIN_P={best['threshold']}")
+
+
 def main() -> None:
-    paths = [Path(a) for a in sys.argv[1:] if not a.startswith("--")]
+    paths = [Path(a) for a in sys.argv[1:]
+             if not a.startswith("--") and (sys.argv[sys.argv.index(a) - 1] != "--rows")]
+    if "--grid" in sys.argv:
+        main_grid(paths)
+        return
     rows = [r for p in paths for r in read_jsonl(p) if r.get("id") != "warm-up"]
     got = table(rows, stored_labels())
     cheapest = min(got, key=lambda r: (r["cost"], r["threshold"]))

@@ -1,7 +1,7 @@
 """The blind reading of the answer bench: a sheet to label, and its labels read back.
 
-``python -m bench.label_answers sheet`` writes ``bench/out/label_sheet.jsonl`` from the last
-``answer_quality`` run's answers that have no stored label: one row per distinct answer, shuffled,
+``python -m bench.label_answers sheet [ITEMS.jsonl]`` writes ``bench/out/label_sheet.jsonl`` from
+the last ``answer_quality`` run's answers (or those of ``ITEMS.jsonl``) that have no stored label: one row per distinct answer, shuffled,
 with the question, the lecture's words at the gold span, the reference answer and the answer,
 and nothing that says which strategy wrote it. A reader marks each row C (correct: answers what
 was asked, nothing false), PC (partly: right but incomplete, or right with a minor wrong detail)
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.answer_quality import LABELS, SETS, stored_labels
+from bench.answer_quality import LABELS, SETS, stored_labels, text_key
 from bench.common import OUT, read_jsonl
 
 SHEET = OUT / "label_sheet.jsonl"
@@ -51,7 +51,7 @@ def sheet(items: Path = OUT / "answer_quality_items.jsonl") -> int:
     rows = read_jsonl(items)
     by_text: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
-        if not r["answerable"] or not r["answered"] or r["key"] in labels:
+        if not r["answerable"] or not r["answered"] or text_key(r["key"]) in labels:
             continue
         by_text.setdefault((r["set"], r["id"], " ".join(r["answer"].split())), []).append(r)
     out, keys = [], {}
@@ -96,7 +96,8 @@ def read(path: Path, by: str = "blind reading") -> int:
 
 def main() -> None:
     if len(sys.argv) >= 2 and sys.argv[1] == "sheet":
-        print(f"{sheet()} answers to label in {SHEET}")
+        got = sheet(Path(sys.argv[2])) if len(sys.argv) >= 3 else sheet()
+        print(f"{got} answers to label in {SHEET}")
     elif len(sys.argv) >= 3 and sys.argv[1] == "read":
         print(f"{read(Path(sys.argv[2]))} labels stored in {LABELS}")
     else:
