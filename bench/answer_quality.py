@@ -18,8 +18,9 @@ translation's seconds count in its latency.
 
 Correctness, what an instructor marks: each answer labelled C / PC / I against its question's
 gold span and reference answer (``reference`` in the question files). Labels are stored in
-``bench/data/answer_labels.jsonl`` keyed by set, question, strategy and the answer's text (a
-changed answer is unlabelled until labelled again: ``bench/label_answers.py`` writes the blind
+``bench/data/answer_labels.jsonl`` keyed by set, question, strategy and the answer's text, and
+read by set, question and text whichever strategy gave it (a changed answer is unlabelled until
+labelled again: ``bench/label_answers.py`` writes the blind
 reading's sheet and reads it back). Per strategy: C, PC and I shares of the answerable questions
 (a declined one is neither: ``declined_covered``), uncovered questions declined, and how many
 answers have no label yet.
@@ -63,6 +64,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
                        "quote_lead": True},
     "quote-lead": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
                    "quote_lead": True},
+    # the quote's settings before the gate's cut: the same-run baseline of its latency
+    "quote-no-cut": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
+                     "quote_lead": False, "quote_min_p": 0.86, "quote_min_covered": 0.0},
     # every quote of the first four passages read and recorded (``readings``), none declined
     # after the gate:
     # what ``bench.fit_quote --grid`` replays for each number of passages read and threshold
@@ -227,6 +231,7 @@ def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
                       if reply.answer is not None and reply.covered else None),
         "quoted": reply.quoted,
         "readings": [r.to_dict() for r in reply.readings],
+        "timings": {k: round(v, 3) for k, v in reply.timings.items()},
         # what the student reads last: a sentence the generator stopped in the middle of
         "unfinished": bool(reply.answer is not None and reply.covered
                            and (spans := sentence_spans(reply.answer.text))

@@ -53,7 +53,8 @@ def table(rows: list[dict[str, Any]], labels: dict[str, str]) -> list[dict[str, 
         declined = len(ans) - sum(r["answerable"] for r in shown)
         out.append({"threshold": t, "answered": len(shown), "C": right, "I": wrong,
                     "answered_uncovered": uncovered, "declined_covered": declined,
-                    "unlabelled": sum(text_key(r["key"]) not in labels for r in shown if r["answerable"]),
+                    "unlabelled": sum(text_key(r["key"]) not in labels
+                                      for r in shown if r["answerable"]),
                     "cost": WRONG_COST * (wrong + uncovered) + declined})
     return out
 

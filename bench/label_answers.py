@@ -1,16 +1,17 @@
 """The blind reading of the answer bench: a sheet to label, and its labels read back.
 
 ``python -m bench.label_answers sheet [ITEMS.jsonl]`` writes ``bench/out/label_sheet.jsonl`` from
-the last ``answer_quality`` run's answers (or those of ``ITEMS.jsonl``) that have no stored label: one row per distinct answer, shuffled,
-with the question, the lecture's words at the gold span, the reference answer and the answer,
-and nothing that says which strategy wrote it. A reader marks each row C (correct: answers what
-was asked, nothing false), PC (partly: right but incomplete, or right with a minor wrong detail)
-or I (incorrect: wrong, off the question, or a quote that does not answer), in
+the last ``answer_quality`` run's answers (or those of ``ITEMS.jsonl``) that have no stored
+label: one row per distinct answer, shuffled, with the question, the lecture's words at the gold
+span, the reference answer and the answer, and nothing that says which strategy wrote it. A
+reader marks each row C (correct: answers what was asked, nothing false), PC (partly: right but
+incomplete, or right with a minor wrong detail) or I (incorrect: wrong, off the question, or a
+quote that does not answer), in
 ``{"sheet_id", "label", "why"}`` rows.
 
 ``python -m bench.label_answers read LABELS.jsonl`` adds those labels to
-``bench/data/answer_labels.jsonl`` under each answer's key (every strategy that gave the same
-text gets the label), which ``answer_quality`` reads.
+``bench/data/answer_labels.jsonl`` under each answer's key; ``answer_quality`` reads a label for
+the same text to the same question, whichever strategy gave it.
 """
 
 from __future__ import annotations

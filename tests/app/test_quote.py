@@ -111,11 +111,11 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 
 @contextmanager
 def quote_service(sample_index, tmp_path_factory, llm: FakeLLMServer,  # type: ignore[no-untyped-def]
-                  **settings: object) -> Iterator[str]:
-    """The service over the sample lectures answering by quote through ``llm``, with a gate
-    that lets every question through (the quote's own yes/no decides here)."""
+                  gate: Gate | None = None, **settings: object) -> Iterator[str]:
+    """The service over the sample lectures answering by quote through ``llm``, with ``gate``
+    (default: one that lets every question through; the quote's own yes/no decides)."""
     gate_file = tmp_path_factory.mktemp("gate") / "gate.json"
-    gate_file.write_text(Gate(p_covered=0.0, p_pass=0.0).to_json())
+    gate_file.write_text((gate or Gate(p_covered=0.0, p_pass=0.0)).to_json())
     served = Settings(
         index_dir=sample_index.root, llm_base_url=llm.base_url, llm_model="fake-model",
         llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
@@ -259,3 +259,22 @@ def test_by_default_the_quote_is_the_whole_answer_and_no_sentence_is_generated(
     assert "devolve o máximo entre zero e a entrada" in body["answer"]
     asked = [json.dumps(r, ensure_ascii=False) for r in llm.chat_requests]
     assert asked and not any("Frases da aula" in a for a in asked)  # no lead was written
+
+
+def test_a_question_the_gate_is_unsure_of_is_declined_before_any_quote_is_read(
+        sample_index, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    # a fitted gate that passes every question with P(covered) = 0.5 (bias 0, weight 0), and
+    # an LLM that reads every quote as answering: only the quote's cut on P(covered) decides
+    unsure = Gate(weights={"best_p": 0.0}, bias=0.0, min_p=0.0)
+    question = "Qual função de ativação é a mais usada hoje?"
+    with FakeLLMServer(two_passages_responder) as llm:
+        with quote_service(sample_index, tmp_path_factory, llm, unsure) as url:
+            body = ask(url, question)
+        assert body["covered"] is False, body["reason"]
+        assert body["answer"].startswith("As aulas não parecem cobrir")
+        assert body["citations"] == [] and body["moments"]
+        with quote_service(sample_index, tmp_path_factory, llm, unsure,
+                           quote_min_covered=0.4) as url:
+            body = ask(url, question)
+        assert body["covered"] is True, body["reason"]
+        assert body["answer"].startswith("Na aula “") and body["citations"]
