@@ -92,6 +92,7 @@ class Pipeline:
     min_new_words: int = MIN_NEW_WORDS
     quote_min_p: float = QUOTE_MIN_P
     quote_min_covered: float = QUOTE_MIN_COVERED
+    quote_read: Literal["quote", "sentences"] = "sentences"
     quote_checks: int = 2
     quote_passages: int = 2
     quote_lead: bool = False
@@ -119,6 +120,7 @@ class Pipeline:
             gated_max_tokens=a.gated_max_tokens, postcheck=a.postcheck,
             min_new_words=a.min_new_words, mentions=settings.search.query_rewrite,
             quote_min_p=a.quote_min_p, quote_min_covered=a.quote_min_covered,
+            quote_read=a.quote_read,
             quote_checks=a.quote_checks, quote_span=a.quote_span,
             quote_passages=a.quote_passages, quote_lead=a.quote_lead)
 
@@ -234,7 +236,7 @@ class Pipeline:
         elif self.strategy == "quote" and not q.summary and self.embed is not None:
             quoter = Quoter(self.llm, self.embed, self.quote_min_p, self.quote_checks,
                             self.quote_span, self.min_new_words, self.quote_passages,
-                            self.quote_lead, self.quote_min_covered)
+                            self.quote_lead, self.quote_min_covered, self.quote_read)
             yield from quoter.events(q, decided.passages, moments, decision, timings,
                                      self.strategy)
         else:

@@ -58,6 +58,18 @@ class Quoter:
     """Lead the quotes with one generated sentence they confirm (else the quotes alone)."""
     min_covered: float = QUOTE_MIN_COVERED
     """The gate's fitted P(covered) from which a quote is read; below it, declined."""
+    read: Literal["quote", "sentences"] = "sentences"
+    """What the LLM's yes/no reads of each quote: the quote itself, or its best run of
+    sentences (shorter: a spoken passage's check reads a third of it)."""
+
+    def read_texts(self, about: str, passages: Sequence[Passage], quotes: Sequence[Quote]
+                   ) -> list[str]:
+        """The text the yes/no reads for each quote."""
+        if self.read == "quote":
+            return [q.text for q in quotes]
+        runs = best_runs(about, [passages[q.passage] for q in quotes], self.embed)
+        by_quote = {r.passage: r.text for r in runs}
+        return [by_quote.get(n, q.text) for n, q in enumerate(quotes)]
 
     def quotes(self, about: str, passages: Sequence[Passage], decision: Decision
                ) -> list[Quote]:
@@ -97,7 +109,8 @@ class Quoter:
         t0 = time.perf_counter()
         quotes = self.quotes(question.about, passages, decision)
         try:
-            ps = check_texts(self.llm.first_token, question.about, [q.text for q in quotes])
+            ps = check_texts(self.llm.first_token, question.about,
+                             self.read_texts(question.about, passages, quotes))
         except LLMError as exc:
             timings["quote"] = time.perf_counter() - t0
             yield failed(question.text, lang, strategy, moments, exc, timings)

@@ -209,7 +209,7 @@ class AnswerSettings(BaseModel):
         "second (see the `quote_*` settings).",
     )
     quote_min_p: float = Field(
-        default=0.75,
+        default=0.82,
         ge=0.0,
         le=1.0,
         description="`quote`: the LLM's P(the quoted sentences answer) "
@@ -222,6 +222,11 @@ class AnswerSettings(BaseModel):
         le=1.01,
         description="`quote`: the fitted gate's P(the lectures cover the question) from which a "
         "quote is read at all; below it the question is declined with the closest moments.",
+    )
+    quote_read: Literal["quote", "sentences"] = Field(
+        default="sentences",
+        description="`quote`: what the LLM's yes/no reads of each quote: the quote itself, or "
+        "its best run of sentences by E5 (shorter, faster on long spoken passages).",
     )
     quote_checks: int = Field(
         default=2,
@@ -475,6 +480,7 @@ FLAT_NAMES: dict[str, str] = {
     "answer_strategy": "answer.strategy",
     "quote_min_p": "answer.quote_min_p",
     "quote_min_covered": "answer.quote_min_covered",
+    "quote_read": "answer.quote_read",
     "quote_checks": "answer.quote_checks",
     "quote_passages": "answer.quote_passages",
     "quote_lead": "answer.quote_lead",

@@ -12,7 +12,8 @@ fitting half to a test half).
 
 ``python -m bench.fit_quote ITEMS.jsonl [...] [--json]``
 
-``--grid`` reads instead a ``quote-read4`` run (``BENCH_ANSWER_STRATEGIES=quote-read4``: every
+``--grid`` reads instead a ``quote-read4`` run (``BENCH_ANSWER_STRATEGIES=quote-read4``, or
+``quote-read4-sentences`` where the yes/no reads each quote's best sentences: every
 question the gate passes gets the first passages' quotes read, each recorded with its P) and
 replays the answer the ``quote`` strategy gives, labelled by the stored label of the same text.
 The gate's cut (``AULA_QUOTE_MIN_COVERED``) is the lowest P(covered) at which no uncovered
@@ -113,7 +114,7 @@ def grid(rows: list[dict[str, Any]], labels: dict[str, str]
          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Per (passages read, quoted), the gate cut at which no uncovered question is answered and
     each quote threshold, per set and for both: the figures; and the answers replayed."""
-    items = [r for r in rows if r["strategy"] == "quote-read4"]
+    items = [r for r in rows if r["strategy"].startswith("quote-read4")]
     cut = gate_cut([r for r in items if r.get("readings")])
     out, every = [], []
     for checks in range(1, 1 + max(len(i.get("readings", [])) for i in items)):
