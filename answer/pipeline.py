@@ -92,7 +92,7 @@ class Pipeline:
     min_new_words: int = MIN_NEW_WORDS
     quote_min_p: float = QUOTE_MIN_P
     quote_min_covered: float = QUOTE_MIN_COVERED
-    quote_read: Literal["quote", "sentences"] = "sentences"
+    quote_read: Literal["quote", "sentences"] = "quote"
     quote_checks: int = 2
     quote_passages: int = 2
     quote_lead: bool = False

@@ -47,11 +47,11 @@ QUOTE_MIN_COVERED = 0.86
 quote at all (``Settings.answer.quote_min_covered``): ``python -m bench.fit_quote --grid`` picks
 the lowest at which no uncovered question of the fitting halves of both answer sets is answered
 (on recorded live classes the gate's own 0.5 let half of them through; docs/answers.md)."""
-QUOTE_MIN_P = 0.82
-"""The LLM's P(a quote answers the question), read on the quote's best run of sentences, from
-which it is shown as the answer (``Settings.answer.quote_min_p``): with the gate at
-``QUOTE_MIN_COVERED``, ``python -m bench.fit_quote --grid`` picks the threshold of least 3 ×
-wrong answers + covered questions declined on the fitting halves (docs/answers.md)."""
+QUOTE_MIN_P = 0.75
+"""The LLM's P(a quote answers the question) from which it is shown as the answer
+(``Settings.answer.quote_min_p``): with the gate at ``QUOTE_MIN_COVERED``, ``python -m
+bench.fit_quote --grid`` picks the threshold of least 3 × wrong answers + covered questions
+declined on the fitting halves (docs/answers.md)."""
 LEAD_MAX_TOKENS = 70
 LEAD_STRICT_AT = 0.7
 """The lead is shown when the claim check confirms it (``eval.claims.SUPPORT_AT``) and the

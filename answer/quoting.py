@@ -58,9 +58,10 @@ class Quoter:
     """Lead the quotes with one generated sentence they confirm (else the quotes alone)."""
     min_covered: float = QUOTE_MIN_COVERED
     """The gate's fitted P(covered) from which a quote is read; below it, declined."""
-    read: Literal["quote", "sentences"] = "sentences"
+    read: Literal["quote", "sentences"] = "quote"
     """What the LLM's yes/no reads of each quote: the quote itself, or its best run of
-    sentences (shorter: a spoken passage's check reads a third of it)."""
+    sentences (shorter and faster on a spoken passage, but wrong more often on the test halves:
+    docs/answers.md)."""
 
     def read_texts(self, about: str, passages: Sequence[Passage], quotes: Sequence[Quote]
                    ) -> list[str]:

@@ -209,7 +209,7 @@ class AnswerSettings(BaseModel):
         "second (see the `quote_*` settings).",
     )
     quote_min_p: float = Field(
-        default=0.82,
+        default=0.75,
         ge=0.0,
         le=1.0,
         description="`quote`: the LLM's P(the quoted sentences answer) "
@@ -224,9 +224,10 @@ class AnswerSettings(BaseModel):
         "quote is read at all; below it the question is declined with the closest moments.",
     )
     quote_read: Literal["quote", "sentences"] = Field(
-        default="sentences",
+        default="quote",
         description="`quote`: what the LLM's yes/no reads of each quote: the quote itself, or "
-        "its best run of sentences by E5 (shorter, faster on long spoken passages).",
+        "its best run of sentences by E5 (faster on long spoken passages, wrong more often; "
+        "fit `quote_min_p` for it).",
     )
     quote_checks: int = Field(
         default=2,
