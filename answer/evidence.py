@@ -228,6 +228,9 @@ class Decision:
     reason: str
     p_covered: float | None = None
     """The gate's P(the lectures cover the question), when it is a fitted model."""
+    by_fallback: bool = False
+    """Covered by the fitted gate's fallback (every rare word of the question in the best
+    passage), whose P is on another scale than the main model's."""
 
     @property
     def sure(self) -> float | None:
@@ -295,7 +298,8 @@ class Gate:
             pc = self.p_covered_of(feats)
             why = ", ".join(f"{k}={float(feats.get(k, 0)):.2f}" for k in self.weights)
             reason = f"P(covered)={pc:.2f} ({why})"
-            if pc < self.min_p:
+            by_fallback = pc < self.min_p
+            if by_fallback:
                 reason = f"P(covered)={pc:.2f} < {self.min_p:.2f} ({why})"
                 fb = self.fallback_p(feats)
                 if fb is None or fb < self.min_p:
@@ -304,7 +308,7 @@ class Gate:
                 reason += (f", but every rare word of the question is in the best passage "
                            f"(idf_cov={float(feats['idf_cov']):.2f}): fallback P={fb:.2f}")
             return Decision(True, list(range(min(len(probs), max(1, max_passages)))), None,
-                            reason, pc)
+                            reason, pc, by_fallback)
         if not readable:
             return Decision(False, [], None, "no candidate could be checked")
         best_p, best_i = max(readable, key=lambda pi: (pi[0], -pi[1]))

@@ -57,7 +57,8 @@ class Quoter:
     lead: bool = False
     """Lead the quotes with one generated sentence they confirm (else the quotes alone)."""
     min_covered: float = QUOTE_MIN_COVERED
-    """The gate's fitted P(covered) from which a quote is read; below it, declined."""
+    """The gate's fitted P(covered) from which a quote is read; below it, declined (not when
+    the gate's fallback passed the question: its P is on another scale)."""
     read: Literal["quote", "sentences"] = "quote"
     """What the LLM's yes/no reads of each quote: the quote itself, or its best run of
     sentences (shorter and faster on a spoken passage, but wrong more often on the test halves:
@@ -102,7 +103,8 @@ class Quoter:
                ) -> Iterator[str | Reply]:
         """The quote's reply as events (its text, then the ``Reply``)."""
         lang, model = question.language, getattr(self.llm, "model_id", "")
-        if decision.p_covered is not None and decision.p_covered < self.min_covered:
+        if (decision.p_covered is not None and not decision.by_fallback
+                and decision.p_covered < self.min_covered):
             yield Reply(question.text, lang, strategy, moments, declined(lang, model), False,
                         confidence=round(1.0 - decision.p_covered, 4), timings=timings,
                         reason=f"{decision.reason}; P(covered) < {self.min_covered:.2f} to quote")

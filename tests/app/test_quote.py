@@ -278,3 +278,17 @@ def test_a_question_the_gate_is_unsure_of_is_declined_before_any_quote_is_read(
             body = ask(url, question)
         assert body["covered"] is True, body["reason"]
         assert body["answer"].startswith("Na aula “") and body["citations"]
+
+
+def test_the_demo_question_is_quoted_with_the_shipped_gate_though_its_fallback_passed_it(
+        sample_index, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    # on the sample lectures the main model's P(covered) is low (short clean lectures score
+    # under its cosine threshold) and the fallback passes the question with a P on its own
+    # scale: the quote's cut on P(covered) must not decline it
+    shipped = Gate.from_json((SAMPLES.parents[1] / "answer" / "gate.json").read_text())
+    with FakeLLMServer(two_passages_responder) as llm:
+        with quote_service(sample_index, tmp_path_factory, llm, shipped) as url:
+            body = ask(url, "Qual função de ativação é mais usada hoje e por quê?")
+    assert "fallback" in body["reason"]
+    assert body["covered"] is True, body["reason"]
+    assert "ReLU" in body["answer"] and body["citations"]
