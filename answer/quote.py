@@ -171,6 +171,15 @@ def best_runs(question: str, passages: Sequence[Passage], embed: EmbedFn,
     return out
 
 
+def shown_quotes(ps: Sequence[float | None], min_p: float, most: int) -> list[int]:
+    """Which quotes are shown (indices, in the order read): none when no P reaches ``min_p``;
+    with ``most`` 1, the one read as answering best; else the first ``most`` that reach it."""
+    reached = [i for i, p in enumerate(ps) if (p or 0.0) >= min_p]
+    if not reached or most != 1:
+        return reached[:most]
+    return [max(range(len(ps)), key=lambda i: ps[i] or 0.0)]
+
+
 def placed(quote: Quote, lead: str) -> Quote:
     """``quote`` starting at the sentence that says what the confirmed ``lead`` says
     (``corpus.context.said_at``): E5 often prefers a run with a sentence of context before the

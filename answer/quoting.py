@@ -28,6 +28,7 @@ from answer.quote import (
     lead_messages,
     placed,
     quotes_answer,
+    shown_quotes,
     whole_passage,
 )
 from answer.replies import Answer, Moment, Reading, Reply, SentenceCheck, declined, failed
@@ -124,25 +125,21 @@ class Quoter:
                             q.start, q.end, q.text, round(q.p or 0.0, 4)) for q in quotes]
         best = max(quotes, key=lambda q: q.p or 0.0, default=None)
         read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes)
-        if best is None or (best.p or 0.0) < self.min_p:
+        chosen = [quotes[i] for i in shown_quotes([q.p for q in quotes], self.min_p, self.shown)]
+        if best is None or not chosen:
             why = f"{decision.reason}; no sentence answers: P=[{read}] < {self.min_p:.2f}"
             yield Reply(question.text, lang, strategy, moments,
                         Answer(NOT_FOUND[lang], [], False, model, lang), False,
                         confidence=round(1.0 - (best.p or 0.0) if best else 1.0, 4),
                         reason=why, timings=timings, readings=readings)
             return
-        if self.shown == 1:
-            chosen = [best]
-        else:  # in the gate's order, those the LLM reads as answering
-            chosen = [q for q in quotes if (q.p or 0.0) >= self.min_p][: self.shown]
-        for ev in self._answered(question, [passages[q.passage] for q in chosen], chosen,
-                                 moments, f"{decision.reason}; quote P=[{read}]", timings,
-                                 strategy):
-            yield replace(ev, readings=readings) if isinstance(ev, Reply) else ev
+        yield from self._answered(question, [passages[q.passage] for q in chosen], chosen,
+                                  moments, f"{decision.reason}; quote P=[{read}]", timings,
+                                  strategy, readings)
 
     def _answered(self, question: Question, shown: Sequence[Passage], quotes: Sequence[Quote],
                   moments: list[Moment], reason: str, timings: dict[str, float],
-                  strategy: Any) -> Iterator[str | Reply]:
+                  strategy: Any, readings: list[Reading]) -> Iterator[str | Reply]:
         lang, model = question.language, getattr(self.llm, "model_id", "")
         t0 = time.perf_counter()
         quoted = " […] ".join(q.text for q in quotes)
@@ -176,7 +173,7 @@ class Quoter:
         yield Reply(question.text, lang, strategy, moments, answer, True,
                     confidence=round(max(q.p or 0.0 for q in quotes), 4), sentences=checks,
                     reason=f"{reason}{'' if lead or not self.lead else '; lead not confirmed'}",
-                    timings=timings, contexts=[q.text for q in quotes])
+                    timings=timings, contexts=[q.text for q in quotes], readings=readings)
 
     def lead_for(self, question: Question, quoted: str) -> tuple[str | None, float | None]:
         """``lead`` in the question's language, confirmed against the quoted words."""

@@ -64,20 +64,19 @@ VARIANTS: dict[str, dict[str, Any]] = {
                        "quote_lead": True, "quote_read": "quote"},
     "quote-lead": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
                    "quote_lead": True, "quote_read": "quote"},
-    # the same, the yes/no reading each quote's best run of sentences
-    "quote-read4-sentences": {"strategy": "quote", "quote_passages": 2, "quote_checks": 4,
-                              "quote_lead": False, "quote_min_p": 0.0,
-                              "quote_min_covered": 0.0, "quote_read": "sentences"},
     # the quote's settings before the gate's cut: the same-run baseline of its latency
     "quote-no-cut": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
                      "quote_lead": False, "quote_min_p": 0.86, "quote_min_covered": 0.0,
                      "quote_read": "quote"},
     # every quote of the first four passages read and recorded (``readings``), none declined
-    # after the gate:
-    # what ``bench.fit_quote --grid`` replays for each number of passages read and threshold
+    # after the gate: what ``bench.fit_quote --grid`` replays for each setting
     "quote-read4": {"strategy": "quote", "quote_passages": 2, "quote_checks": 4,
                     "quote_lead": False, "quote_min_p": 0.0, "quote_min_covered": 0.0,
                     "quote_read": "quote"},
+    # the same, the yes/no reading each quote's best run of sentences
+    "quote-read4-sentences": {"strategy": "quote", "quote_passages": 2, "quote_checks": 4,
+                              "quote_lead": False, "quote_min_p": 0.0,
+                              "quote_min_covered": 0.0, "quote_read": "sentences"},
 }
 
 

@@ -71,15 +71,13 @@ def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
     """The ``quote`` strategy's answer to a ``quote-read4`` item with ``checks`` passages read,
     up to ``shown`` quoted, at ``threshold``, the gate's P(covered) at least ``min_covered``:
     the item's fields, its answer, key and P."""
-    from answer.quote import NOT_FOUND, Quote, quotes_answer
+    from answer.quote import NOT_FOUND, Quote, quotes_answer, shown_quotes
     from bench.answer_quality import answer_key
 
     read = row.get("readings", [])[:checks]
     if (p_covered(row) or 0.0) < min_covered:
         read = []
-    chosen = [r for r in read if r["p"] >= threshold][:shown]
-    if shown == 1 and chosen:  # one passage: the one read as answering best
-        chosen = [max(read, key=lambda r: r["p"])]
+    chosen = [read[i] for i in shown_quotes([r["p"] for r in read], threshold, shown)]
     if chosen:
         lang = "en" if row["answer"].startswith("In the lecture") else "pt"
         text = quotes_answer(None, 1, [(Quote(0, r["start"], r["end"], r["text"], 0.0),
