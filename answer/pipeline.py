@@ -40,7 +40,7 @@ from answer.evidence import Gate
 from answer.generate import Draft, write
 from answer.locate import where_answer
 from answer.question import Question, understand
-from answer.quote import QUOTE_MIN_COVERED, QUOTE_MIN_P
+from answer.quote import QuoteSettings
 from answer.quoting import Quoter
 from answer.replies import (
     COURSE_QUESTION,
@@ -90,13 +90,8 @@ class Pipeline:
     gated_max_tokens: int = 160
     postcheck: PostCheck = "mark"
     min_new_words: int = MIN_NEW_WORDS
-    quote_min_p: float = QUOTE_MIN_P
-    quote_min_covered: float = QUOTE_MIN_COVERED
-    quote_read: Literal["quote", "sentences"] = "quote"
-    quote_checks: int = 2
-    quote_passages: int = 2
-    quote_lead: bool = False
-    quote_span: Literal["sentences", "passage"] = "passage"
+    quote: QuoteSettings = field(default_factory=QuoteSettings)
+    """The quote strategy's settings (``answer.quote.QuoteSettings``)."""
     mentions: bool = True
     """The question is read with the rewriter (framing, mentions of the lecture or the teacher
     left out of what the gate reads): ``Settings.search.query_rewrite``."""
@@ -119,10 +114,7 @@ class Pipeline:
             context_chars=settings.llm.context_chars, max_tokens=settings.llm.max_tokens,
             gated_max_tokens=a.gated_max_tokens, postcheck=a.postcheck,
             min_new_words=a.min_new_words, mentions=settings.search.query_rewrite,
-            quote_min_p=a.quote_min_p, quote_min_covered=a.quote_min_covered,
-            quote_read=a.quote_read,
-            quote_checks=a.quote_checks, quote_span=a.quote_span,
-            quote_passages=a.quote_passages, quote_lead=a.quote_lead)
+            quote=QuoteSettings.of(a))
 
     @property
     def gate(self) -> Gate:
@@ -234,9 +226,7 @@ class Pipeline:
         elif q.where:
             yield from self._where(q, decided, timings)
         elif self.strategy == "quote" and not q.summary and self.embed is not None:
-            quoter = Quoter(self.llm, self.embed, self.quote_min_p, self.quote_checks,
-                            self.quote_span, self.min_new_words, self.quote_passages,
-                            self.quote_lead, self.quote_min_covered, self.quote_read)
+            quoter = Quoter(self.llm, self.embed, self.quote, self.min_new_words)
             yield from quoter.events(q, decided.passages, moments, decision, timings,
                                      self.strategy)
         else:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 
@@ -60,6 +61,43 @@ that reading gave right claims 0.74-0.95 and wrong ones 0.46-0.59."""
 """One sentence, a long one included."""
 
 _SPLIT_RE = re.compile(r"(?<=[.!?…])\s+")
+
+
+@dataclass(frozen=True)
+class QuoteSettings:
+    """How the quote strategy answers: one object from the configuration
+    (``Settings.answer.quote_*``, ``QuoteSettings.of``) through the pipeline to the quoter, and
+    the defaults of all three."""
+
+    min_p: float = QUOTE_MIN_P
+    """The LLM's P(a quote answers) from which it is shown."""
+    min_covered: float = QUOTE_MIN_COVERED
+    """The gate's fitted P(covered) from which a quote is read; below it, declined (not when
+    the gate's fallback passed the question: its P is on another scale)."""
+    read: Literal["quote", "sentences"] = "quote"
+    """What the LLM's yes/no reads of each quote: the quote itself, or its best run of
+    sentences (shorter and faster on a spoken passage, but wrong more often on the test halves:
+    docs/answers.md)."""
+    checks: int = 2
+    """Passages whose quotes the LLM reads, the gate's choice first (at least ``shown``)."""
+    shown: int = 2
+    """Passages quoted, in the gate's order (those the LLM reads under ``min_p`` left out)."""
+    lead: bool = False
+    """Lead the quotes with one generated sentence they confirm (else the quotes alone)."""
+    span: Literal["sentences", "passage"] = "passage"
+    """The focused passage whole, or its best run of sentences by E5."""
+
+    @classmethod
+    def of(cls, answer: object) -> QuoteSettings:
+        """The settings named ``quote_*`` on ``answer`` (``Settings.answer``)."""
+        return cls(**{name: getattr(answer, SETTING[name]) for name in SETTING})
+
+
+SETTING = {"min_p": "quote_min_p", "min_covered": "quote_min_covered", "read": "quote_read",
+           "checks": "quote_checks", "shown": "quote_passages", "lead": "quote_lead",
+           "span": "quote_span"}
+"""Each ``QuoteSettings`` field's name among the answer settings (``AULA_QUOTE_*``)."""
+QUOTE = QuoteSettings()
 
 
 Sentence = Window

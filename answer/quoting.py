@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from answer.citations import build_citations, video_link
 from answer.evidence import Decision, check_texts, passage_block
@@ -20,9 +20,9 @@ from answer.quote import (
     LEAD_MAX_TOKENS,
     LEAD_STRICT_AT,
     NOT_FOUND,
-    QUOTE_MIN_COVERED,
-    QUOTE_MIN_P,
+    QUOTE,
     Quote,
+    QuoteSettings,
     best_runs,
     first_sentence,
     lead_messages,
@@ -45,30 +45,17 @@ MIN_LEAD_CHARS = 12
 
 @dataclass
 class Quoter:
-    """The quote strategy's settings and the models it reads with."""
+    """The quote strategy's stage: its settings and the models it reads with."""
 
     llm: Any
     embed: EmbedFn
-    min_p: float = QUOTE_MIN_P
-    checks: int = 2
-    span: Literal["sentences", "passage"] = "passage"
+    settings: QuoteSettings = QUOTE
     min_new_words: int = MIN_NEW_WORDS
-    shown: int = 2
-    """Passages quoted, in the gate's order (those the LLM reads under ``min_p`` left out)."""
-    lead: bool = False
-    """Lead the quotes with one generated sentence they confirm (else the quotes alone)."""
-    min_covered: float = QUOTE_MIN_COVERED
-    """The gate's fitted P(covered) from which a quote is read; below it, declined (not when
-    the gate's fallback passed the question: its P is on another scale)."""
-    read: Literal["quote", "sentences"] = "quote"
-    """What the LLM's yes/no reads of each quote: the quote itself, or its best run of
-    sentences (shorter and faster on a spoken passage, but wrong more often on the test halves:
-    docs/answers.md)."""
 
     def read_texts(self, about: str, passages: Sequence[Passage], quotes: Sequence[Quote]
                    ) -> list[str]:
         """The text the yes/no reads for each quote."""
-        if self.read == "quote":
+        if self.settings.read == "quote":
             return [q.text for q in quotes]
         runs = best_runs(about, [passages[q.passage] for q in quotes], self.embed)
         by_quote = {r.passage: r.text for r in runs}
@@ -79,9 +66,9 @@ class Quoter:
         """The quotes the LLM reads: the first ``checks`` passages (at least ``shown``), the
         gate's choice first."""
         order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
-        order = order[: max(self.checks, self.shown)]
+        order = order[: max(self.settings.checks, self.settings.shown)]
         found = (best_runs(about, [passages[i] for i in order], self.embed)
-                 if self.span == "sentences" else
+                 if self.settings.span == "sentences" else
                  [whole_passage(n, passages[i]) for n, i in enumerate(order)])
         return [replace(q, passage=order[q.passage]) for q in found]
 
@@ -104,11 +91,12 @@ class Quoter:
                ) -> Iterator[str | Reply]:
         """The quote's reply as events (its text, then the ``Reply``)."""
         lang, model = question.language, getattr(self.llm, "model_id", "")
+        cut = self.settings.min_covered
         if (decision.p_covered is not None and not decision.by_fallback
-                and decision.p_covered < self.min_covered):
+                and decision.p_covered < cut):
             yield Reply(question.text, lang, strategy, moments, declined(lang, model), False,
                         confidence=round(1.0 - decision.p_covered, 4), timings=timings,
-                        reason=f"{decision.reason}; P(covered) < {self.min_covered:.2f} to quote")
+                        reason=f"{decision.reason}; P(covered) < {cut:.2f} to quote")
             return
         t0 = time.perf_counter()
         quotes = self.quotes(question.about, passages, decision)
@@ -125,9 +113,10 @@ class Quoter:
                             q.start, q.end, q.text, round(q.p or 0.0, 4)) for q in quotes]
         best = max(quotes, key=lambda q: q.p or 0.0, default=None)
         read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes)
-        chosen = [quotes[i] for i in shown_quotes([q.p for q in quotes], self.min_p, self.shown)]
+        chosen = [quotes[i] for i in shown_quotes([q.p for q in quotes], self.settings.min_p,
+                                                  self.settings.shown)]
         if best is None or not chosen:
-            why = f"{decision.reason}; no sentence answers: P=[{read}] < {self.min_p:.2f}"
+            why = f"{decision.reason}; no sentence answers: P=[{read}] < {self.settings.min_p:.2f}"
             yield Reply(question.text, lang, strategy, moments,
                         Answer(NOT_FOUND[lang], [], False, model, lang), False,
                         confidence=round(1.0 - (best.p or 0.0) if best else 1.0, 4),
@@ -146,7 +135,7 @@ class Quoter:
         lead: str | None = None
         lead_p: float | None = None
         try:
-            if self.lead:
+            if self.settings.lead:
                 lead, lead_p = self.lead_for(question, quoted)
         except LLMError as exc:  # the quotes stand alone
             log.warning("lead sentence failed: %s", exc)
@@ -172,7 +161,8 @@ class Quoter:
                         len(hits))
         yield Reply(question.text, lang, strategy, moments, answer, True,
                     confidence=round(max(q.p or 0.0 for q in quotes), 4), sentences=checks,
-                    reason=f"{reason}{'' if lead or not self.lead else '; lead not confirmed'}",
+                    reason=reason + ("" if lead or not self.settings.lead
+                                     else "; lead not confirmed"),
                     timings=timings, contexts=[q.text for q in quotes], readings=readings)
 
     def lead_for(self, question: Question, quoted: str) -> tuple[str | None, float | None]:

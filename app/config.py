@@ -22,6 +22,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from answer.quote import QUOTE
 from corpus.rerank import FUSION_PRIOR
 
 
@@ -209,7 +210,7 @@ class AnswerSettings(BaseModel):
         "second (see the `quote_*` settings).",
     )
     quote_min_p: float = Field(
-        default=0.75,
+        default=QUOTE.min_p,
         ge=0.0,
         le=1.0,
         description="`quote`: the LLM's P(the quoted sentences answer) "
@@ -217,38 +218,38 @@ class AnswerSettings(BaseModel):
         "and lists the moments).",
     )
     quote_min_covered: float = Field(
-        default=0.86,
+        default=QUOTE.min_covered,
         ge=0.0,
         le=1.01,
         description="`quote`: the fitted gate's P(the lectures cover the question) from which a "
         "quote is read at all; below it the question is declined with the closest moments.",
     )
     quote_read: Literal["quote", "sentences"] = Field(
-        default="quote",
+        default=QUOTE.read,
         description="`quote`: what the LLM's yes/no reads of each quote: the quote itself, or "
         "its best run of sentences by E5 (faster on long spoken passages, wrong more often; "
         "fit `quote_min_p` for it).",
     )
     quote_checks: int = Field(
-        default=2,
+        default=QUOTE.checks,
         ge=1,
         le=6,
         description="`quote`: how many of the best passages' quotes the LLM reads.",
     )
     quote_passages: int = Field(
-        default=2,
+        default=QUOTE.shown,
         ge=1,
         le=3,
         description="`quote`: how many passages are quoted, each with its moment, in the "
         "gate's order (each read by the LLM's yes/no; a passage under `quote_min_p` is left out).",
     )
     quote_lead: bool = Field(
-        default=False,
+        default=QUOTE.lead,
         description="`quote`: lead the quotes with one generated sentence, shown only when the "
         "claim checks confirm it against them (off: the quotes alone, one LLM call less).",
     )
     quote_span: Literal["sentences", "passage"] = Field(
-        default="passage",
+        default=QUOTE.span,
         description="`quote`: the gate's focused passage whole, or the best run of "
         "sentences inside it.",
     )

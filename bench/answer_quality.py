@@ -42,6 +42,7 @@ import json
 import os
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,26 +59,30 @@ SETS: dict[str, tuple[Path, Path, list[str] | None, str]] = {
 }
 STRATEGIES = ("direct", "gated", "quote")
 VARIANTS: dict[str, dict[str, Any]] = {
-    # a strategy's variant measured beside it, by name in BENCH_ANSWER_STRATEGIES; each names
-    # every setting it varies, so that a change of the defaults does not change what it measures
-    "quote-one-lead": {"strategy": "quote", "quote_passages": 1, "quote_checks": 1,
-                       "quote_lead": True, "quote_read": "quote"},
-    "quote-lead": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
-                   "quote_lead": True, "quote_read": "quote"},
+    # a quote variant measured beside the strategies, by name in BENCH_ANSWER_STRATEGIES: the
+    # quote's settings (``answer.quote.QuoteSettings``) it varies; each names every setting the
+    # variant is about, so that a change of the defaults does not change what it measures
+    "quote-one-lead": {"shown": 1, "checks": 1, "lead": True, "read": "quote"},
+    "quote-lead": {"shown": 2, "checks": 2, "lead": True, "read": "quote"},
     # the quote's settings before the gate's cut: the same-run baseline of its latency
-    "quote-no-cut": {"strategy": "quote", "quote_passages": 2, "quote_checks": 2,
-                     "quote_lead": False, "quote_min_p": 0.86, "quote_min_covered": 0.0,
-                     "quote_read": "quote"},
+    "quote-no-cut": {"shown": 2, "checks": 2, "lead": False, "min_p": 0.86,
+                     "min_covered": 0.0, "read": "quote"},
     # every quote of the first four passages read and recorded (``readings``), none declined
     # after the gate: what ``bench.fit_quote --grid`` replays for each setting
-    "quote-read4": {"strategy": "quote", "quote_passages": 2, "quote_checks": 4,
-                    "quote_lead": False, "quote_min_p": 0.0, "quote_min_covered": 0.0,
-                    "quote_read": "quote"},
+    "quote-read4": {"shown": 2, "checks": 4, "lead": False, "min_p": 0.0, "min_covered": 0.0,
+                    "read": "quote"},
     # the same, the yes/no reading each quote's best run of sentences
-    "quote-read4-sentences": {"strategy": "quote", "quote_passages": 2, "quote_checks": 4,
-                              "quote_lead": False, "quote_min_p": 0.0,
-                              "quote_min_covered": 0.0, "quote_read": "sentences"},
+    "quote-read4-sentences": {"shown": 2, "checks": 4, "lead": False, "min_p": 0.0,
+                              "min_covered": 0.0, "read": "sentences"},
 }
+
+
+def answerer(base: Any, name: str) -> Any:
+    """The service's pipeline answering by strategy ``name`` or by the quote variant of that
+    name (``VARIANTS``)."""
+    if name in VARIANTS:
+        return replace(base, strategy="quote", quote=replace(base.quote, **VARIANTS[name]))
+    return replace(base, strategy=name)
 
 
 def _index(embedder: Any, name: str = "3b1b") -> Path:
@@ -328,7 +333,6 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _run_set(set_name: str, split: str, strategies: list[str],
              log: Any) -> dict[str, list[dict[str, Any]]]:
     """Every question of one set's ``split`` through each strategy, interleaved."""
-    from dataclasses import replace
 
     from tqdm import tqdm
 
@@ -344,8 +348,7 @@ def _run_set(set_name: str, split: str, strategies: list[str],
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in strategies}
     with services.stack:
         base = services.pipeline
-        answerers = {name: replace(base, **VARIANTS.get(name, {"strategy": name}))
-                     for name in strategies}
+        answerers = {name: answerer(base, name) for name in strategies}
         warm = replace(qs[0], qid="warm-up", question="o que é um vetor?", answerable=True)
         _one(services, answerers[strategies[0]], warm, 10)  # warm-up: no cached prompt yet
         plan = [(name, q) for name in strategies

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from answer.evidence import Gate
-from answer.quote import quote_answer, quotes_answer, runs, sentences
+from answer.quote import QUOTE, QuoteSettings, quote_answer, quotes_answer, runs, sentences
 from app.config import Settings
 from app.main import create_app
 from corpus.context import Passage
@@ -292,3 +292,18 @@ def test_the_demo_question_is_quoted_with_the_shipped_gate_though_its_fallback_p
     assert "fallback" in body["reason"]
     assert body["covered"] is True, body["reason"]
     assert "ReLU" in body["answer"] and body["citations"]
+
+
+def test_each_quote_setting_is_read_from_its_environment_variable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"AULA_QUOTE_MIN_P": "0.6", "AULA_QUOTE_MIN_COVERED": "0.5",
+           "AULA_QUOTE_READ": "sentences", "AULA_QUOTE_CHECKS": "4", "AULA_QUOTE_PASSAGES": "1",
+           "AULA_QUOTE_LEAD": "true", "AULA_QUOTE_SPAN": "sentences"}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    got = QuoteSettings.of(Settings(_env_file=None).answer)  # type: ignore[call-arg]
+    assert got == QuoteSettings(min_p=0.6, min_covered=0.5, read="sentences", checks=4,
+                                shown=1, lead=True, span="sentences")
+    for name in env:
+        monkeypatch.delenv(name)
+    assert QuoteSettings.of(Settings(_env_file=None).answer) == QUOTE  # type: ignore[call-arg]
