@@ -92,6 +92,9 @@ class Pipeline:
     min_new_words: int = MIN_NEW_WORDS
     quote: QuoteSettings = field(default_factory=QuoteSettings)
     """The quote strategy's settings (``answer.quote.QuoteSettings``)."""
+    question_logprobs: Any = None
+    """An in-process model's log-probabilities of a given reply (``app.lm_scorer``): the quote's
+    likelihood confidence (``QuoteSettings.confidence``), set by the service when it reads one."""
     mentions: bool = True
     """The question is read with the rewriter (framing, mentions of the lecture or the teacher
     left out of what the gate reads): ``Settings.search.query_rewrite``."""
@@ -226,7 +229,8 @@ class Pipeline:
         elif q.where:
             yield from self._where(q, decided, timings)
         elif self.strategy == "quote" and not q.summary and self.embed is not None:
-            quoter = Quoter(self.llm, self.embed, self.quote, self.min_new_words)
+            quoter = Quoter(self.llm, self.embed, self.quote, self.min_new_words,
+                            self.question_logprobs)
             yield from quoter.events(q, decided.passages, moments, decision, timings,
                                      self.strategy)
         else:

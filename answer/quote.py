@@ -31,6 +31,7 @@ from answer.prompts import fmt_clock
 from corpus.context import EmbedFn, Passage, said_at, squash
 from corpus.language import Lang
 from corpus.models import Cue, Hit, Window
+from corpus.rerank import QUESTION_PROMPTS, QUESTION_SYSTEM, LogProbs
 
 MAX_RUN = 3
 """Consecutive sentences a quote may hold."""
@@ -53,6 +54,13 @@ QUOTE_MIN_P = 0.75
 (``Settings.answer.quote_min_p``): with the gate at ``QUOTE_MIN_COVERED``, ``python -m
 bench.fit_quote --grid`` picks the threshold of least 3 × wrong answers + covered questions
 declined on the fitting halves (docs/answers.md)."""
+QUOTE_MIN_GAIN = 0.75
+"""With ``confidence="likelihood"``: how much more likely, in mean log-probability per token,
+the embedded model finds the question after the gate's first passage than after no passage,
+from which the quotes are shown (``Settings.answer.quote_min_gain``): ``python -m
+bench.quote_likelihood`` picks the least 3 × wrong answers + covered questions declined on the
+fitting halves (docs/answers.md)."""
+NO_PASSAGE = {"pt": "(nenhum trecho)", "en": "(no excerpt)"}
 LEAD_MAX_TOKENS = 70
 LEAD_STRICT_AT = 0.7
 """The lead is shown when the claim check confirms it (``eval.claims.SUPPORT_AT``) and the
@@ -86,6 +94,11 @@ class QuoteSettings:
     """Lead the quotes with one generated sentence they confirm (else the quotes alone)."""
     span: Literal["sentences", "passage"] = "passage"
     """The focused passage whole, or its best run of sentences by E5."""
+    confidence: Literal["yesno", "likelihood", "off"] = "likelihood"
+    """What decides that the quotes answer: the LLM's yes/no on each quote read (``min_p``),
+    the question's likelihood gain after the first passage (``min_gain``,
+    ``question_gain``), or nothing (the passages the gate passed are quoted)."""
+    min_gain: float = QUOTE_MIN_GAIN
 
     @classmethod
     def of(cls, answer: object) -> QuoteSettings:
@@ -95,9 +108,31 @@ class QuoteSettings:
 
 SETTING = {"min_p": "quote_min_p", "min_covered": "quote_min_covered", "read": "quote_read",
            "checks": "quote_checks", "shown": "quote_passages", "lead": "quote_lead",
-           "span": "quote_span"}
+           "span": "quote_span", "confidence": "quote_confidence",
+           "min_gain": "quote_min_gain"}
 """Each ``QuoteSettings`` field's name among the answer settings (``AULA_QUOTE_*``)."""
 QUOTE = QuoteSettings()
+
+
+def question_logprob(logprobs: LogProbs, question: str, passage: str, lang: Lang) -> float:
+    """The mean log-probability of ``question``'s tokens as a student's question that
+    ``passage`` answers (``AULA_RERANK=likelihood``'s prompt), under the model behind
+    ``logprobs``."""
+    key = "en" if lang == "en" else "pt"
+    lp = logprobs([{"role": "system", "content": QUESTION_SYSTEM[key]},
+                   {"role": "user", "content": QUESTION_PROMPTS[key].format(passage=passage)}],
+                  question.strip())
+    return float(np.mean(lp)) if lp else 0.0
+
+
+def question_gain(logprobs: LogProbs, question: str, passage: str, lang: Lang) -> float:
+    """How much more likely ``question`` is after ``passage`` than after no passage
+    (``question_logprob``'s difference, a pointwise mutual information). A passage that answers
+    makes the question's own words predictable; one on the same subject but another point
+    barely does."""
+    no_passage = NO_PASSAGE["en" if lang == "en" else "pt"]
+    return (question_logprob(logprobs, question, passage, lang)
+            - question_logprob(logprobs, question, no_passage, lang))
 
 
 Sentence = Window

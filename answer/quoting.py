@@ -27,6 +27,7 @@ from answer.quote import (
     first_sentence,
     lead_messages,
     placed,
+    question_gain,
     quotes_answer,
     shown_quotes,
     whole_passage,
@@ -35,6 +36,7 @@ from answer.replies import Answer, Moment, Reading, Reply, SentenceCheck, declin
 from answer.substance import MIN_NEW_WORDS, new_words
 from app.llm import LLMError
 from corpus.context import EmbedFn, Passage
+from corpus.rerank import LogProbs
 from eval.claims import STRICT_USER, SUPPORT_AT, claim_messages, yes_probability
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,15 @@ class Quoter:
     embed: EmbedFn
     settings: QuoteSettings = QUOTE
     min_new_words: int = MIN_NEW_WORDS
+    logprobs: LogProbs | None = None
+    """The in-process model's log-probabilities of a given reply (``app.lm_scorer``), read
+    when ``settings.confidence`` is ``likelihood``."""
+
+    @property
+    def confidence(self) -> str:
+        """What decides that the quotes answer (``likelihood`` without a model: ``yesno``)."""
+        conf = self.settings.confidence
+        return "yesno" if conf == "likelihood" and self.logprobs is None else conf
 
     def read_texts(self, about: str, passages: Sequence[Passage], quotes: Sequence[Quote]
                    ) -> list[str]:
@@ -61,12 +72,27 @@ class Quoter:
         by_quote = {r.passage: r.text for r in runs}
         return [by_quote.get(n, q.text) for n, q in enumerate(quotes)]
 
+    def confidences(self, question: Question, passages: Sequence[Passage],
+                    quotes: Sequence[Quote]) -> list[float | None]:
+        """Each quote's confidence: the yes/no's P of each; the question's likelihood gain
+        after the first passage, given to every quote (the passages after the first are quoted
+        with it, in the gate's order); none with ``off``."""
+        if self.confidence == "yesno":
+            return check_texts(self.llm.first_token, question.about,
+                               self.read_texts(question.about, passages, quotes))
+        if self.confidence == "likelihood" and quotes and self.logprobs is not None:
+            gain = question_gain(self.logprobs, question.text, quotes[0].text,
+                                 question.language)
+            return [gain, *([None] * (len(quotes) - 1))]
+        return [None] * len(quotes)
+
     def quotes(self, about: str, passages: Sequence[Passage], decision: Decision
                ) -> list[Quote]:
         """The quotes the LLM reads: the first ``checks`` passages (at least ``shown``), the
         gate's choice first."""
         order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
-        order = order[: max(self.settings.checks, self.settings.shown)]
+        reads = self.settings.checks if self.confidence == "yesno" else 0
+        order = order[: max(reads, self.settings.shown)]
         found = (best_runs(about, [passages[i] for i in order], self.embed)
                  if self.settings.span == "sentences" else
                  [whole_passage(n, passages[i]) for n, i in enumerate(order)])
@@ -101,8 +127,7 @@ class Quoter:
         t0 = time.perf_counter()
         quotes = self.quotes(question.about, passages, decision)
         try:
-            ps = check_texts(self.llm.first_token, question.about,
-                             self.read_texts(question.about, passages, quotes))
+            ps = self.confidences(question, passages, quotes)
         except LLMError as exc:
             timings["quote"] = time.perf_counter() - t0
             yield failed(question.text, lang, strategy, moments, exc, timings)
@@ -110,20 +135,25 @@ class Quoter:
         timings["quote"] = time.perf_counter() - t0
         quotes = [replace(q, p=p) for q, p in zip(quotes, ps, strict=True)]
         readings = [Reading((h := passages[q.passage].hit).lecture_id, h.title or h.lecture_id,
-                            q.start, q.end, q.text, round(q.p or 0.0, 4)) for q in quotes]
+                            q.start, q.end, q.text, round(q.p or 0.0, 4))
+                    for q in quotes if q.p is not None]
         best = max(quotes, key=lambda q: q.p or 0.0, default=None)
-        read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes)
-        chosen = [quotes[i] for i in shown_quotes([q.p for q in quotes], self.settings.min_p,
+        name, cut = (("gain", self.settings.min_gain) if self.confidence == "likelihood" else
+                     ("P", self.settings.min_p if self.confidence == "yesno" else 0.0))
+        read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes if q.p is not None)
+        chosen = [quotes[i] for i in shown_quotes([q.p for q in quotes], cut,
                                                   self.settings.shown)]
+        if self.confidence == "off":
+            chosen = list(quotes[: self.settings.shown])
         if best is None or not chosen:
-            why = f"{decision.reason}; no sentence answers: P=[{read}] < {self.settings.min_p:.2f}"
+            why = f"{decision.reason}; no sentence answers: {name}=[{read}] < {cut:.2f}"
             yield Reply(question.text, lang, strategy, moments,
                         Answer(NOT_FOUND[lang], [], False, model, lang), False,
                         confidence=round(1.0 - (best.p or 0.0) if best else 1.0, 4),
                         reason=why, timings=timings, readings=readings)
             return
         yield from self._answered(question, [passages[q.passage] for q in chosen], chosen,
-                                  moments, f"{decision.reason}; quote P=[{read}]", timings,
+                                  moments, f"{decision.reason}; quote {name}=[{read}]", timings,
                                   strategy, readings)
 
     def _answered(self, question: Question, shown: Sequence[Passage], quotes: Sequence[Quote],

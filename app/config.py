@@ -253,6 +253,19 @@ class AnswerSettings(BaseModel):
         description="`quote`: the gate's focused passage whole, or the best run of "
         "sentences inside it.",
     )
+    quote_confidence: Literal["yesno", "likelihood", "off"] = Field(
+        default=QUOTE.confidence,
+        description="`quote`: what decides that the quotes answer: `likelihood`, how much more "
+        "likely the embedded model (in this process) finds the question after the first passage "
+        "than after none (`quote_min_gain`); `yesno`, the LLM's yes/no on each quote "
+        "(`quote_min_p`); `off`, the passages the gate passed are quoted.",
+    )
+    quote_min_gain: float = Field(
+        default=QUOTE.min_gain,
+        description="`quote` with `quote_confidence=likelihood`: the question's mean "
+        "log-probability gain per token after the first passage from which the quotes are "
+        "shown; below it the reply says no sentence was found and lists the moments.",
+    )
     focus_windows: int = Field(
         default=6, description="Top retrieved windows focused to their best sentences."
     )
@@ -487,6 +500,8 @@ FLAT_NAMES: dict[str, str] = {
     "quote_passages": "answer.quote_passages",
     "quote_lead": "answer.quote_lead",
     "quote_span": "answer.quote_span",
+    "quote_confidence": "answer.quote_confidence",
+    "quote_min_gain": "answer.quote_min_gain",
     "focus_windows": "answer.focus_windows",
     "gate_candidates": "answer.gate_candidates",
     "gate_file": "answer.gate_file",

@@ -229,6 +229,28 @@ def likelihood_reranker(settings: Settings) -> Any:
                               prior=settings.search.rerank_fusion_prior)
 
 
+def quote_scorer(settings: Settings, pipeline: Any) -> Any:
+    """The embedded GGUF's log-probabilities through llama.cpp in this process, loaded now,
+    when the quote strategy reads the question's likelihood (``AULA_QUOTE_CONFIDENCE``); None
+    otherwise, or with one warning when it cannot be loaded (the quote then reads the LLM's
+    yes/no)."""
+    if pipeline.strategy != "quote" or pipeline.quote.confidence != "likelihood":
+        return None
+    from app.lm_scorer import scorer_for
+
+    try:
+        scorer = scorer_for("embedded", settings.service.cache_dir,
+                            threads=settings.llm.threads or 0,
+                            setting="AULA_QUOTE_CONFIDENCE")
+        assert scorer is not None
+        scorer.load()
+    except Exception as exc:  # noqa: BLE001  any load failure: the yes/no instead
+        log.warning("AULA_QUOTE_CONFIDENCE=likelihood: the embedded model could not be loaded "
+                    "in this process (%s); the quote reads the LLM's yes/no", exc)
+        return None
+    return scorer.logprobs
+
+
 def _check_store(retriever: Retriever) -> None:
     """Warn when a shared vector store does not hold the catalogue's windows (an index moved to
     Milvus without `aula sync`, or a sync that was cut short): search would miss them."""
@@ -322,6 +344,7 @@ def build_services(settings: Settings, *, with_llm: bool = True) -> Services:
             settings, llm, services,
             EmbedCache(embed, settings.embedding.cache) if settings.embedding.cache > 0 else embed,
             embedder.model_id)
+        services.pipeline.question_logprobs = quote_scorer(settings, services.pipeline)
         if services.pipeline.reads_idf:
             retriever.rarity  # noqa: B018  word counts built now, not on the first question
     return services

@@ -1,5 +1,6 @@
 """(slow) The gated answer path on the real embedded model and the shipped gate (answer/gate.json):
-two questions the lectures answer, two they don't, over four real 3b1b-pt lectures."""
+two questions the lectures answer, two they don't, over four real 3b1b-pt lectures; and the quote
+path's likelihood confidence, read by the embedded model in this process."""
 
 from __future__ import annotations
 
@@ -30,9 +31,7 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def services(tmp_path_factory, embedder) -> Iterator[object]:  # type: ignore[no-untyped-def]
-    from app.config import Settings
-    from app.services import build_services
+def index_root(tmp_path_factory, embedder) -> Path:  # type: ignore[no-untyped-def]
     from corpus.index import IndexStore
     from corpus.ingest import ingest
 
@@ -40,7 +39,16 @@ def services(tmp_path_factory, embedder) -> Iterator[object]:  # type: ignore[no
     # each video folder ingested on its own: lecture ids are the folder names ("eigenvalues")
     ingest([CORPUS / v for v in VIDEOS], IndexStore(root), embedder,
            include=["**/portuguese/sentence_translations.json"])
-    svc = build_services(Settings(index_dir=root, llm_base_url=None, answer_strategy="gated"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def services(index_root: Path) -> Iterator[object]:
+    from app.config import Settings
+    from app.services import build_services
+
+    svc = build_services(Settings(index_dir=index_root, llm_base_url=None,
+                                  answer_strategy="gated"))
     with svc.stack:
         yield svc
 
@@ -80,3 +88,39 @@ def test_each_answer_reads_its_prompt_start_from_the_cache(services) -> None:  #
     start = len(gated_messages("x", [], "pt")[0]["content"]) // 4  # the system prompt, roughly
     assert len(cached) == 2
     assert cached[1] >= start, cached  # one slot: the second read it all again
+
+
+@pytest.fixture(scope="module")
+def quoting(index_root: Path, tmp_path_factory) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """The quote strategy reading the question's likelihood, behind a gate that passes every
+    question: what is quoted or declined is the likelihood's decision alone."""
+    from answer.evidence import Gate
+    from app.config import Settings
+    from app.services import build_services
+
+    gate_file = tmp_path_factory.mktemp("gate") / "gate.json"
+    gate_file.write_text(Gate(p_covered=0.0, p_pass=0.0).to_json())
+    svc = build_services(Settings(index_dir=index_root, llm_base_url=None,
+                                  answer_strategy="quote", quote_confidence="likelihood",
+                                  gate_file=gate_file))
+    with svc.stack:
+        yield svc
+
+
+def test_a_quote_the_question_is_likely_after_is_shown_with_its_second(quoting) -> None:  # type: ignore[no-untyped-def]
+    question, lecture = ANSWERABLE[0]
+    reply = quoting.pipeline.run(question, quoting.retriever.search(question, 10))
+    assert reply.covered is True, reply.reason
+    assert "gain=" in reply.reason
+    cited = reply.answer.citations[0]
+    assert cited.lecture_id == lecture
+    assert f"t={int(cited.start)}" in cited.url  # the link opens the video at the quote
+
+
+def test_a_passage_that_does_not_make_the_question_likely_is_not_quoted(quoting) -> None:  # type: ignore[no-untyped-def]
+    question = UNANSWERABLE[0]  # passed by the gate here; no lecture makes it more likely
+    reply = quoting.pipeline.run(question, quoting.retriever.search(question, 10))
+    assert reply.covered is False, reply.reason
+    assert "no sentence answers: gain=" in reply.reason
+    assert "Não achei a frase exata" in reply.answer.text
+    assert reply.moments  # the closest moments instead of a quote

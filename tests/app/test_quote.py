@@ -119,6 +119,7 @@ def quote_service(sample_index, tmp_path_factory, llm: FakeLLMServer,  # type: i
     served = Settings(
         index_dir=sample_index.root, llm_base_url=llm.base_url, llm_model="fake-model",
         llm_retries=0, llm_timeout=5, answer_strategy="quote", gate_file=gate_file,
+        quote_confidence="yesno",  # the fake's yes/no decides (the likelihood: slow tests)
         database_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'aula.db'}",
         ask_rate_per_minute=0, search_rate_per_minute=0, **settings,
     )
@@ -298,12 +299,14 @@ def test_each_quote_setting_is_read_from_its_environment_variable(
         monkeypatch: pytest.MonkeyPatch) -> None:
     env = {"AULA_QUOTE_MIN_P": "0.6", "AULA_QUOTE_MIN_COVERED": "0.5",
            "AULA_QUOTE_READ": "sentences", "AULA_QUOTE_CHECKS": "4", "AULA_QUOTE_PASSAGES": "1",
-           "AULA_QUOTE_LEAD": "true", "AULA_QUOTE_SPAN": "sentences"}
+           "AULA_QUOTE_LEAD": "true", "AULA_QUOTE_SPAN": "sentences",
+           "AULA_QUOTE_CONFIDENCE": "off", "AULA_QUOTE_MIN_GAIN": "0.3"}
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     got = QuoteSettings.of(Settings(_env_file=None).answer)  # type: ignore[call-arg]
     assert got == QuoteSettings(min_p=0.6, min_covered=0.5, read="sentences", checks=4,
-                                shown=1, lead=True, span="sentences")
+                                shown=1, lead=True, span="sentences", confidence="off",
+                                min_gain=0.3)
     for name in env:
         monkeypatch.delenv(name)
     assert QuoteSettings.of(Settings(_env_file=None).answer) == QUOTE  # type: ignore[call-arg]
