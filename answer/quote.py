@@ -94,7 +94,7 @@ class QuoteSettings:
     """Lead the quotes with one generated sentence they confirm (else the quotes alone)."""
     span: Literal["sentences", "passage"] = "passage"
     """The focused passage whole, or its best run of sentences by E5."""
-    confidence: Literal["yesno", "likelihood", "off"] = "likelihood"
+    confidence: Literal["yesno", "likelihood", "off"] = "yesno"
     """What decides that the quotes answer: the LLM's yes/no on each quote read (``min_p``),
     the question's likelihood gain after the first passage (``min_gain``,
     ``question_gain``), or nothing (the passages the gate passed are quoted)."""

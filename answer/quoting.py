@@ -74,9 +74,9 @@ class Quoter:
 
     def confidences(self, question: Question, passages: Sequence[Passage],
                     quotes: Sequence[Quote]) -> list[float | None]:
-        """Each quote's confidence: the yes/no's P of each; the question's likelihood gain
-        after the first passage, given to every quote (the passages after the first are quoted
-        with it, in the gate's order); none with ``off``."""
+        """Each quote's confidence: the yes/no's P of each; with ``likelihood``, the question's
+        gain after the first passage, for the first (the passages after it are quoted with it,
+        in the gate's order, and carry none); none with ``off``."""
         if self.confidence == "yesno":
             return check_texts(self.llm.first_token, question.about,
                                self.read_texts(question.about, passages, quotes))
@@ -141,10 +141,13 @@ class Quoter:
         name, cut = (("gain", self.settings.min_gain) if self.confidence == "likelihood" else
                      ("P", self.settings.min_p if self.confidence == "yesno" else 0.0))
         read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes if q.p is not None)
-        chosen = [quotes[i] for i in shown_quotes([q.p for q in quotes], cut,
-                                                  self.settings.shown)]
-        if self.confidence == "off":
-            chosen = list(quotes[: self.settings.shown])
+        if self.confidence == "yesno":
+            chosen = [quotes[i] for i in shown_quotes([q.p for q in quotes], cut,
+                                                      self.settings.shown)]
+        else:  # the first passages, when the first one's gain reaches the cut (or always: off)
+            first = quotes[0].p if quotes else None
+            chosen = (list(quotes[: self.settings.shown])
+                      if self.confidence == "off" or (first or 0.0) >= cut else [])
         if best is None or not chosen:
             why = f"{decision.reason}; no sentence answers: {name}=[{read}] < {cut:.2f}"
             yield Reply(question.text, lang, strategy, moments,
