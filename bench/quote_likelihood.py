@@ -30,7 +30,7 @@ from bench.common import OUT, read_jsonl
 from bench.fit_quote import figures, gate_cut, replayed
 
 CACHE = OUT / "quote_likelihood.jsonl"
-THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+THRESHOLDS = tuple(x / 100 for x in range(40, 101, 5))
 
 
 def scores(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -106,6 +106,31 @@ POLICIES = {
 }
 
 
+def separation(items: list[dict[str, Any]], scored: dict[str, dict[str, Any]]
+               ) -> dict[str, float]:
+    """How well each signal tells a recorded passage in the gold span from the other passages
+    read for answerable questions (AUC over all of them): the yes/no's P, the likelihood after
+    the passage, and its gain over no passage."""
+    pos: dict[str, list[float]] = {"yes/no P": [], "likelihood": [], "gain": []}
+    neg: dict[str, list[float]] = {k: [] for k in pos}
+    for item in items:
+        s = scored.get(item["key"])
+        if s is None or not item["answerable"]:
+            continue
+        for r, after in zip(item["readings"], s["after"], strict=False):
+            gold = (r["lecture_id"] == item["gold_lecture"] and r["start"] < item["gold_end"]
+                    and r["end"] > item["gold_start"])
+            for name, v in (("yes/no P", r["p"]), ("likelihood", after),
+                            ("gain", after - s["base"])):
+                (pos if gold else neg)[name].append(v)
+    return {k: _auc(pos[k], neg[k]) for k in pos if pos[k] and neg[k]}
+
+
+def _auc(pos: list[float], neg: list[float]) -> float:
+    wins = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg)
+    return wins / (len(pos) * len(neg))
+
+
 def main() -> None:
     paths = [Path(a) for a in sys.argv[1:] if not a.startswith("--")]
     items = [r for p in paths for r in read_jsonl(p)
@@ -125,12 +150,14 @@ def main() -> None:
         print(json.dumps({"min_covered": cut, "table": rows}, indent=1))
         return
     print(f"gate cut {cut}; {len(scored)} items scored")
+    for name, auc in separation(items, scored).items():
+        print(f"  passages in the gold span against the others read, AUC: {name} {auc:.3f}")
     for name, what in POLICIES.items():
         print(f"  {name}: {what}")
     print(f"{'policy':>8} {'gain >=':>7} {'set':>8} {'C':>3} {'PC':>3} {'I':>3} {'declined':>8} "
           f"{'uncov':>5} {'unlab':>5} {'cost':>5}")
     for r in rows:
-        t = "" if r["threshold"] is None else f"{r['threshold']:.1f}"
+        t = "" if r["threshold"] is None else f"{r['threshold']:.2f}"
         print(f"{r['policy']:>8} {t:>7} {r['set']:>8} {r['C']:>3} {r['PC']:>3} {r['I']:>3} "
               f"{r['declined_covered']:>8} {r['answered_uncovered']:>5} {r['unlabelled']:>5} "
               f"{r['cost']:>5.0f}")
