@@ -86,8 +86,9 @@ class QuoteSettings:
     """What the LLM's yes/no reads of each quote: the quote itself, or its best run of
     sentences (shorter and faster on a spoken passage, but wrong more often on the test halves:
     docs/answers.md)."""
-    checks: int = 2
-    """Passages whose quotes the LLM reads, the gate's choice first (at least ``shown``)."""
+    checks: int = 1
+    """Passages whose quotes the LLM's yes/no reads, the gate's choice first; the passages
+    quoted past them (``shown`` more than ``checks``) follow the ones read that answer."""
     shown: int = 2
     """Passages quoted, in the gate's order (those the LLM reads under ``min_p`` left out)."""
     lead: bool = False
@@ -245,12 +246,15 @@ def best_runs(question: str, passages: Sequence[Passage], embed: EmbedFn,
 
 
 def shown_quotes(ps: Sequence[float | None], min_p: float, most: int) -> list[int]:
-    """Which quotes are shown (indices, in the order read): none when no P reaches ``min_p``;
-    with ``most`` 1, the one read as answering best; else the first ``most`` that reach it."""
-    reached = [i for i, p in enumerate(ps) if (p or 0.0) >= min_p]
-    if not reached or most != 1:
-        return reached[:most]
-    return [max(range(len(ps)), key=lambda i: ps[i] or 0.0)]
+    """Which quotes are shown (indices, in the gate's order): none when no P read reaches
+    ``min_p``; with ``most`` 1, the one read as answering best; else the first ``most`` that
+    reach it, then those not read (P None: past the passages the LLM reads) in order."""
+    reached = [i for i, p in enumerate(ps) if p is not None and p >= min_p]
+    if not reached:
+        return []
+    if most == 1:
+        return [max(range(len(ps)), key=lambda i: ps[i] or 0.0)]
+    return (reached + [i for i, p in enumerate(ps) if p is None])[:most]
 
 
 def placed(quote: Quote, lead: str) -> Quote:

@@ -78,8 +78,10 @@ class Quoter:
         gain after the first passage, for the first (the passages after it are quoted with it,
         in the gate's order, and carry none); none with ``off``."""
         if self.confidence == "yesno":
-            return check_texts(self.llm.first_token, question.about,
-                               self.read_texts(question.about, passages, quotes))
+            read = quotes[: self.settings.checks]
+            ps = check_texts(self.llm.first_token, question.about,
+                             self.read_texts(question.about, passages, read))
+            return [p or 0.0 for p in ps] + [None] * (len(quotes) - len(read))
         if self.confidence == "likelihood" and quotes and self.logprobs is not None:
             gain = question_gain(self.logprobs, question.text, quotes[0].text,
                                  question.language)
@@ -88,8 +90,8 @@ class Quoter:
 
     def quotes(self, about: str, passages: Sequence[Passage], decision: Decision
                ) -> list[Quote]:
-        """The quotes the LLM reads: the first ``checks`` passages (at least ``shown``), the
-        gate's choice first."""
+        """The quotes read or shown: the first ``checks`` passages with the yes/no (at least
+        ``shown``), the gate's choice first."""
         order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
         reads = self.settings.checks if self.confidence == "yesno" else 0
         order = order[: max(reads, self.settings.shown)]

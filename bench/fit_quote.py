@@ -74,10 +74,11 @@ def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
     from answer.quote import NOT_FOUND, Quote, quotes_answer, shown_quotes
     from bench.answer_quality import answer_key
 
-    read = row.get("readings", [])[:checks]
+    read = row.get("readings", [])[:max(checks, shown)]
     if (p_covered(row) or 0.0) < min_covered:
         read = []
-    chosen = [read[i] for i in shown_quotes([r["p"] for r in read], threshold, shown)]
+    ps = [r["p"] if n < checks else None for n, r in enumerate(read)]  # past ``checks``: unread
+    chosen = [read[i] for i in shown_quotes(ps, threshold, shown)]
     if chosen:
         lang = "en" if row["answer"].startswith("In the lecture") else "pt"
         text = quotes_answer(None, 1, [(Quote(0, r["start"], r["end"], r["text"], 0.0),
@@ -85,7 +86,8 @@ def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
     else:
         text = NOT_FOUND["pt"]
     return {**row, "strategy": "quote", "answer": text, "answered": bool(chosen),
-            "covered": bool(chosen), "quote_p": max((r["p"] for r in read), default=0.0),
+            "covered": bool(chosen),
+            "quote_p": max((p for p in ps if p is not None), default=0.0),
             "key": answer_key(row["set"], row["id"], "quote", text)}
 
 

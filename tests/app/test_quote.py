@@ -206,7 +206,8 @@ def two_passages_responder(messages: list[dict]) -> str:
 @pytest.fixture(scope="module")
 def two_quote_service(sample_index, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
     with FakeLLMServer(two_passages_responder) as llm, quote_service(
-            sample_index, tmp_path_factory, llm, quote_passages=2, quote_min_p=0.5) as url:
+            sample_index, tmp_path_factory, llm, quote_passages=2, quote_checks=2,
+            quote_min_p=0.5) as url:
         yield url
 
 
@@ -247,7 +248,7 @@ def test_by_default_the_embedded_model_quotes_the_lecture_and_an_endpoint_writes
 @pytest.fixture(scope="module")
 def no_lead(sample_index, tmp_path_factory) -> Iterator[tuple[str, FakeLLMServer]]:  # type: ignore[no-untyped-def]
     with FakeLLMServer(responder) as llm, quote_service(sample_index, tmp_path_factory,
-                                                        llm) as url:
+                                                        llm, quote_checks=2) as url:
         yield url, llm
 
 
@@ -310,3 +311,19 @@ def test_each_quote_setting_is_read_from_its_environment_variable(
     for name in env:
         monkeypatch.delenv(name)
     assert QuoteSettings.of(Settings(_env_file=None).answer) == QUOTE  # type: ignore[call-arg]
+
+
+def test_by_default_the_yes_no_reads_the_first_passage_and_the_next_is_quoted_with_it(
+        sample_index, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    with FakeLLMServer(responder) as llm, quote_service(sample_index, tmp_path_factory,
+                                                        llm) as url:
+        body = ask(url, "Qual função de ativação é a mais usada hoje?")
+    assert body["covered"] is True, body["reason"]
+    assert "devolve o máximo entre zero e a entrada" in body["answer"]
+    assert "[1]" in body["answer"] and "[2]" in body["answer"]  # two passages, one read
+    assert len(body["citations"]) == 2
+    asked = [r for r in llm.chat_requests
+             if "PERGUNTA DE UM ESTUDANTE" in json.dumps(r, ensure_ascii=False)]
+    # this test's gate reads the LLM's check of each candidate; the quote reads one more
+    candidates = Settings(_env_file=None).answer.gate_candidates  # type: ignore[call-arg]
+    assert len(asked) == candidates + 1, len(asked)
