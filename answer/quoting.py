@@ -140,18 +140,14 @@ class Quoter:
                             q.start, q.end, q.text, round(q.p or 0.0, 4))
                     for q in quotes if q.p is not None]
         best = max(quotes, key=lambda q: q.p or 0.0, default=None)
-        name, cut = (("gain", self.settings.min_gain) if self.confidence == "likelihood" else
-                     ("P", self.settings.min_p if self.confidence == "yesno" else 0.0))
+        name, at = (("gain", self.settings.min_gain) if self.confidence == "likelihood" else
+                    ("P", self.settings.min_p if self.confidence == "yesno" else 0.0))
         read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes if q.p is not None)
-        if self.confidence == "yesno":
-            chosen = [quotes[i] for i in shown_quotes([q.p for q in quotes], cut,
-                                                      self.settings.shown)]
-        else:  # the first passages, when the first one's gain reaches the cut (or always: off)
-            first = quotes[0].p if quotes else None
-            chosen = (list(quotes[: self.settings.shown])
-                      if self.confidence == "off" or (first or 0.0) >= cut else [])
+        chosen = (list(quotes[: self.settings.shown]) if self.confidence == "off" else
+                  [quotes[i] for i in shown_quotes([q.p for q in quotes], at,
+                                                   self.settings.shown)])
         if best is None or not chosen:
-            why = f"{decision.reason}; no sentence answers: {name}=[{read}] < {cut:.2f}"
+            why = f"{decision.reason}; no sentence answers: {name}=[{read}] < {at:.2f}"
             yield Reply(question.text, lang, strategy, moments,
                         Answer(NOT_FOUND[lang], [], False, model, lang), False,
                         confidence=round(1.0 - (best.p or 0.0) if best else 1.0, 4),
