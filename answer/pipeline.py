@@ -230,7 +230,7 @@ class Pipeline:
             yield from self._where(q, decided, timings)
         elif self.strategy == "quote" and not q.summary and self.embed is not None:
             quoter = Quoter(self.llm, self.embed, self.quote, self.min_new_words,
-                            self.question_logprobs)
+                            self.question_logprobs, self.decider.cues_for)
             yield from quoter.events(q, decided.passages, moments, decision, timings,
                                      self.strategy)
         else:

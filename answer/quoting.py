@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -17,6 +17,7 @@ from answer.evidence import Decision, check_texts, passage_block
 from answer.outlinks import foreign_links
 from answer.question import Question
 from answer.quote import (
+    FOLLOW_SECONDS,
     LEAD_MAX_TOKENS,
     LEAD_STRICT_AT,
     NOT_FOUND,
@@ -24,6 +25,7 @@ from answer.quote import (
     Quote,
     QuoteSettings,
     best_runs,
+    continued,
     first_sentence,
     lead_messages,
     placed,
@@ -36,6 +38,7 @@ from answer.replies import Answer, Moment, Reading, Reply, SentenceCheck, declin
 from answer.substance import MIN_NEW_WORDS, new_words
 from app.llm import LLMError
 from corpus.context import EmbedFn, Passage
+from corpus.models import Cue, Hit
 from corpus.rerank import LogProbs
 from eval.claims import STRICT_USER, SUPPORT_AT, claim_messages, yes_probability
 
@@ -56,6 +59,18 @@ class Quoter:
     logprobs: LogProbs | None = None
     """The in-process model's log-probabilities of a given reply (``app.lm_scorer``), read
     when ``settings.confidence`` is ``likelihood``."""
+    cues_for: Callable[[Hit], Sequence[Cue]] | None = None
+    """The lecture's timed cues inside a span (the retriever's), from which a shown quote is
+    continued (``settings.chars``); None: quotes stay as focused."""
+
+    def continued(self, passage: Passage, quote: Quote) -> Quote:
+        """``quote`` continued with its lecture's next sentences to ``settings.chars``."""
+        if self.cues_for is None or self.settings.chars <= 0:
+            return quote
+        h = passage.hit
+        after = self.cues_for(Hit(-1, 0.0, h.lecture_id, "", "", quote.end,
+                                  quote.end + FOLLOW_SECONDS, ""))
+        return continued(quote, after, self.settings.chars)
 
     @property
     def confidence(self) -> str:
@@ -146,6 +161,7 @@ class Quoter:
         chosen = (list(quotes[: self.settings.shown]) if self.confidence == "off" else
                   [quotes[i] for i in shown_quotes([q.p for q in quotes], at,
                                                    self.settings.shown)])
+        chosen = [self.continued(passages[q.passage], q) for q in chosen]
         if best is None or not chosen:
             why = f"{decision.reason}; no sentence answers: {name}=[{read}] < {at:.2f}"
             yield Reply(question.text, lang, strategy, moments,

@@ -266,6 +266,14 @@ class AnswerSettings(BaseModel):
         "log-probability gain per token after the first passage from which the quotes are "
         "shown; below it the reply says no sentence was found and lists the moments.",
     )
+    quote_chars: int = Field(
+        default=QUOTE.chars,
+        ge=0,
+        le=3000,
+        description="`quote`: each shown quote is continued with the lecture's next sentences "
+        "to about this many characters (the focused passage often stops before the sentence "
+        "that explains); 0 quotes the passage as focused.",
+    )
     focus_windows: int = Field(
         default=6, description="Top retrieved windows focused to their best sentences."
     )
@@ -502,6 +510,7 @@ FLAT_NAMES: dict[str, str] = {
     "quote_span": "answer.quote_span",
     "quote_confidence": "answer.quote_confidence",
     "quote_min_gain": "answer.quote_min_gain",
+    "quote_chars": "answer.quote_chars",
     "focus_windows": "answer.focus_windows",
     "gate_candidates": "answer.gate_candidates",
     "gate_file": "answer.gate_file",

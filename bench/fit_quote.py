@@ -20,8 +20,11 @@ The gate's cut (``AULA_QUOTE_MIN_COVERED``) is the lowest P(covered) at which no
 question of the fitting halves is answered; above it, for each number of passages read, of
 passages quoted (1 or 2) and quote threshold, it prints what students get per set and for both,
 and chooses the setting of least ``WRONG_COST`` × (wrong + answered uncovered) + declined
-covered on both sets together. ``--rows FILE`` writes the replayed answers for ``python -m
-bench.label_answers sheet FILE`` (the unlabelled ones count in ``unlab``).
+covered on both sets together. Each quote is continued as the service continues it
+(``AULA_QUOTE_CHARS``, with the lectures' cues of the sets' indexes under ``bench/out``;
+``--chars N`` replays another length, 0 the passages as read). ``--rows FILE`` writes the
+replayed answers for ``python -m bench.label_answers sheet FILE`` (the unlabelled ones count in
+``unlab``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,12 +70,41 @@ def p_covered(row: dict[str, Any]) -> float | None:
     return float(m.group(1)) if m else None
 
 
+Cues = Mapping[str, Mapping[str, Sequence[Any]]]
+"""Each set's lectures' timed cues in time order (``lecture_cues``)."""
+
+
+def lecture_cues(sets: Sequence[str]) -> Cues:
+    """The timed cues of every lecture of each set's index under ``bench/out`` (built by the
+    answer bench), by set and lecture, in time order; a set without an index has none."""
+    from bench.answer_quality import SETS
+    from bench.common import OUT
+    from corpus.index import IndexStore
+    from corpus.models import Cue
+
+    out: dict[str, dict[str, list[Any]]] = {}
+    for name in sets:
+        store = IndexStore(OUT / SETS[name][3])
+        if not store.exists():
+            continue
+        frame = store.load(with_faiss=False).cues
+        per: dict[str, list[Any]] = {}
+        if frame is not None:
+            for lid, a, b, t in zip(frame["lecture_id"], frame["start"], frame["end"],
+                                    frame["text"], strict=True):
+                per.setdefault(str(lid), []).append(Cue(float(a), float(b), str(t)))
+        out[name] = {lid: sorted(cs, key=lambda c: c.start) for lid, cs in per.items()}
+    return out
+
+
 def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
-             min_covered: float = 0.0) -> dict[str, Any]:
+             min_covered: float = 0.0, cues: Cues | None = None,
+             chars: int = 0) -> dict[str, Any]:
     """The ``quote`` strategy's answer to a ``quote-read4`` item with ``checks`` passages read,
-    up to ``shown`` quoted, at ``threshold``, the gate's P(covered) at least ``min_covered``:
-    the item's fields, its answer, key and P."""
-    from answer.quote import NOT_FOUND, Quote, quotes_answer, shown_quotes
+    up to ``shown`` quoted, at ``threshold``, the gate's P(covered) at least ``min_covered``,
+    each quote continued to ``chars`` with its lecture's next cues (from ``cues``, as the
+    service continues it): the item's fields, its answer, key and P."""
+    from answer.quote import NOT_FOUND, Quote, continued, quotes_answer, shown_quotes
     from bench.answer_quality import answer_key
 
     read = row.get("readings", [])[:max(checks, shown)]
@@ -81,8 +114,11 @@ def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
     chosen = [read[i] for i in shown_quotes(ps, threshold, shown)]
     if chosen:
         lang = "en" if row["answer"].startswith("In the lecture") else "pt"
-        text = quotes_answer(None, 1, [(Quote(0, r["start"], r["end"], r["text"], 0.0),
-                                        r["title"]) for r in chosen], lang)
+        lectures = (cues or {}).get(row["set"], {})
+        quotes = [continued(Quote(0, r["start"], r["end"], r["text"], 0.0),
+                            lectures.get(r["lecture_id"], ()), chars) for r in chosen]
+        text = quotes_answer(None, 1, [(q, r["title"]) for q, r in zip(quotes, chosen,
+                                                                        strict=True)], lang)
     else:
         text = NOT_FOUND["pt"]
     return {**row, "strategy": "quote", "answer": text, "answered": bool(chosen),
@@ -110,17 +146,18 @@ def figures(got: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, Any]
     return out
 
 
-def grid(rows: list[dict[str, Any]], labels: dict[str, str]
-         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def grid(rows: list[dict[str, Any]], labels: dict[str, str], cues: Cues | None = None,
+         chars: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Per (passages read, quoted), the gate cut at which no uncovered question is answered and
-    each quote threshold, per set and for both: the figures; and the answers replayed."""
+    each quote threshold, per set and for both: the figures; and the answers replayed (their
+    quotes continued to ``chars``)."""
     items = [r for r in rows if r["strategy"].startswith("quote-read4")]
     cut = gate_cut([r for r in items if r.get("readings")])
     out, every = [], []
     for checks in range(1, 1 + max(len(i.get("readings", [])) for i in items)):
         for shown in (1, 2):
             for t in THRESHOLDS:
-                got = [replayed(i, checks, shown, t, cut) for i in items]
+                got = [replayed(i, checks, shown, t, cut, cues, chars) for i in items]
                 every.extend(got)
                 for name in ("all", *sorted({i["set"] for i in items})):
                     out.append({"checks": checks, "shown": shown, "min_covered": cut,
@@ -131,8 +168,13 @@ def grid(rows: list[dict[str, Any]], labels: dict[str, str]
 
 
 def main_grid(paths: list[Path]) -> None:
+    from answer.quote import QUOTE
+
     rows = [r for p in paths for r in read_jsonl(p) if r.get("id") != "warm-up"]
-    got, every = grid(rows, stored_labels())
+    chars = (int(sys.argv[sys.argv.index("--chars") + 1]) if "--chars" in sys.argv
+             else QUOTE.chars)
+    cues = lecture_cues(sorted({r["set"] for r in rows})) if chars else None
+    got, every = grid(rows, stored_labels(), cues, chars)
     if "--rows" in sys.argv:
         dest = Path(sys.argv[sys.argv.index("--rows") + 1])
         seen: set[str] = set()
@@ -166,8 +208,8 @@ def main_grid(paths: list[Path]) -> None:
 
 
 def main() -> None:
-    paths = [Path(a) for a in sys.argv[1:]
-             if not a.startswith("--") and (sys.argv[sys.argv.index(a) - 1] != "--rows")]
+    paths = [Path(a) for a in sys.argv[1:] if not a.startswith("--")
+             and sys.argv[sys.argv.index(a) - 1] not in ("--rows", "--chars")]
     if "--grid" in sys.argv:
         main_grid(paths)
         return

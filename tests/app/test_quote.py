@@ -16,7 +16,16 @@ import httpx
 import pytest
 
 from answer.evidence import Gate
-from answer.quote import QUOTE, QuoteSettings, quote_answer, quotes_answer, runs, sentences
+from answer.quote import (
+    QUOTE,
+    Quote,
+    QuoteSettings,
+    continued,
+    quote_answer,
+    quotes_answer,
+    runs,
+    sentences,
+)
 from app.config import Settings
 from app.main import create_app
 from corpus.context import Passage
@@ -60,8 +69,6 @@ def test_runs_stay_within_the_quote_budget_but_a_long_sentence_stands_alone() ->
 
 
 def test_the_answer_names_the_lecture_and_the_second_and_cites_the_quote() -> None:
-    from answer.quote import Quote
-
     q = Quote(0, 101.9, 114.7, "Hoje em dia a função mais usada é a ReLU.", 0.9, 0.95)
     text = quote_answer("A mais usada é a ReLU", q, "Redes neurais", "pt")
     lead, body = text.split("\n\n")
@@ -73,8 +80,6 @@ def test_the_answer_names_the_lecture_and_the_second_and_cites_the_quote() -> No
 
 def test_two_quoted_moments_each_name_their_lecture_and_second_and_the_lead_cites_its_own(
         ) -> None:
-    from answer.quote import Quote
-
     a = Quote(0, 61.0, 75.0, "O uvicorn é o servidor que roda a aplicação.", 0.9, 0.93)
     b = Quote(1, 905.5, 930.0, "O reload reinicia o servidor quando um arquivo muda.", 0.9, 0.91)
     text = quotes_answer("O reload vem do uvicorn", 2, [(a, "Aula 01"), (b, "Aula 02")], "pt")
@@ -190,6 +195,25 @@ def test_a_whole_passage_quote_keeps_the_passage_words_and_its_sentences_seconds
     assert [s.start for s in q.sentences][0] == 10.0
 
 
+def test_a_quote_is_continued_with_the_lecture_s_next_whole_sentences_to_its_length() -> None:
+    q = Quote(0, 10.0, 20.0, "O uvicorn é o servidor que roda a aplicação.", 0.9)
+    after = [Cue(5.0, 10.0, "Antes disso falamos de rotas."),
+             Cue(20.0, 30.0, "Por isso o reload vem do servidor. "
+                             "Ele observa os arquivos do projeto."),
+             Cue(30.0, 40.0, "Quando um arquivo muda, ele reinicia a aplicação sozinho."),
+             Cue(40.0, 50.0, "Agora vamos falar de testes, que é outro assunto.")]
+    got = continued(q, after, 100)
+    # the explanation that follows is joined, sentence by sentence, until the quote reaches
+    # 100 characters; the sentence said before the quote is not
+    assert got.text == ("O uvicorn é o servidor que roda a aplicação. Por isso o reload vem do "
+                        "servidor. Ele observa os arquivos do projeto.")
+    assert got.start == 10.0 and got.end == pytest.approx(30.0)
+    longer = continued(q, after, 120)
+    assert longer.text.endswith("reinicia a aplicação sozinho.") and longer.end == 40.0
+    assert continued(q, after, 0) == q and continued(q, after, 30) == q
+    assert continued(q, [], 500) == q
+
+
 def two_passages_responder(messages: list[dict]) -> str:
     user = messages[-1]["content"]
     if "PERGUNTA DE UM ESTUDANTE" in user:  # the yes/no on each quoted passage
@@ -207,7 +231,7 @@ def two_passages_responder(messages: list[dict]) -> str:
 def two_quote_service(sample_index, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
     with FakeLLMServer(two_passages_responder) as llm, quote_service(
             sample_index, tmp_path_factory, llm, quote_passages=2, quote_checks=2,
-            quote_min_p=0.5) as url:
+            quote_min_p=0.5, quote_chars=0) as url:  # each passage as read
         yield url
 
 
@@ -301,13 +325,14 @@ def test_each_quote_setting_is_read_from_its_environment_variable(
     env = {"AULA_QUOTE_MIN_P": "0.6", "AULA_QUOTE_MIN_COVERED": "0.5",
            "AULA_QUOTE_READ": "sentences", "AULA_QUOTE_CHECKS": "4", "AULA_QUOTE_PASSAGES": "1",
            "AULA_QUOTE_LEAD": "true", "AULA_QUOTE_SPAN": "sentences",
-           "AULA_QUOTE_CONFIDENCE": "off", "AULA_QUOTE_MIN_GAIN": "0.3"}
+           "AULA_QUOTE_CONFIDENCE": "off", "AULA_QUOTE_MIN_GAIN": "0.3",
+           "AULA_QUOTE_CHARS": "0"}
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     got = QuoteSettings.of(Settings(_env_file=None).answer)  # type: ignore[call-arg]
     assert got == QuoteSettings(min_p=0.6, min_covered=0.5, read="sentences", checks=4,
                                 shown=1, lead=True, span="sentences", confidence="off",
-                                min_gain=0.3)
+                                min_gain=0.3, chars=0)
     for name in env:
         monkeypatch.delenv(name)
     assert QuoteSettings.of(Settings(_env_file=None).answer) == QUOTE  # type: ignore[call-arg]
@@ -327,3 +352,24 @@ def test_by_default_the_yes_no_reads_the_first_passage_and_the_next_is_quoted_wi
     # this test's gate reads the LLM's check of each candidate; the quote reads one more
     candidates = Settings(_env_file=None).answer.gate_candidates  # type: ignore[call-arg]
     assert len(asked) == candidates + 1, len(asked)
+
+
+def test_a_quoted_passage_goes_on_to_the_lecture_s_next_sentences_with_their_seconds(
+        no_lead: tuple[str, FakeLLMServer], sample_index, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    question = "Qual função de ativação é a mais usada hoje?"
+    url, _ = no_lead
+    body = ask(url, question)
+    with FakeLLMServer(responder) as llm, quote_service(
+            sample_index, tmp_path_factory, llm, quote_checks=2, quote_chars=0) as plain:
+        focused = ask(plain, question)
+    assert body["covered"] is True and focused["covered"] is True
+    said = body["answer"].split("“", 2)[2].rsplit("”", 1)[0]
+    as_focused = focused["answer"].split("“", 2)[2].rsplit("”", 1)[0]
+    assert said.startswith(as_focused) and len(said) > len(as_focused)
+    # what was added is what the lecture says next, and the citation ends where it is said
+    _, cues = read_cues(SAMPLES / "redes-neurais" / "redes-neurais.srt")
+    (cite,) = body["citations"]
+    (before,) = focused["citations"]
+    assert cite["start"] == before["start"] and cite["end"] > before["end"]
+    last = [c for c in cues if c.text.strip() and c.text.strip() in said][-1]
+    assert cite["end"] == pytest.approx(last.end, abs=0.5)
