@@ -65,6 +65,10 @@ QUOTE_SHOWN_CHARS = 750
 (``Settings.answer.quote_chars``; ``continued``): the focused passage (about 450) often stops
 after the sentence that names the subject and before the one that explains it. On the fitting
 halves, the same answers so continued were read right more often (docs/answers.md)."""
+FINISH_CHARS = 300
+"""A quote that stops mid-sentence goes on to the sentence's end when it comes within this many
+characters (else it stops where it did)."""
+SENTENCE_ENDS = (".", "!", "?", "…")
 FOLLOW_SECONDS = 120.0
 """How far past a quote's end the lecture's cues are looked up to continue it."""
 NO_PASSAGE = {"pt": "(nenhum trecho)", "en": "(no excerpt)"}
@@ -255,12 +259,18 @@ def best_runs(question: str, passages: Sequence[Passage], embed: EmbedFn,
     return out
 
 
+def _ends_sentence(text: str) -> bool:
+    return text.rstrip().rstrip("\"”'»)").endswith(SENTENCE_ENDS)
+
+
 def continued(quote: Quote, after: Sequence[Cue], chars: int) -> Quote:
     """``quote`` with the lecture's next sentences (``after``: the cues that follow it, in
     order) joined until it holds ``chars`` characters, the last one whole: a teacher names
     the subject, then explains it, and a passage focused on the words the question shares
-    stops before the why. A quote already that long, or ``chars`` 0, is kept."""
-    if chars <= 0 or len(quote.text) >= chars:
+    stops before the why. A quote that stops mid-sentence (a spoken cue ends where the speaker
+    breathes) goes on to that sentence's end when it comes within ``FINISH_CHARS``, however
+    long the quote already is. ``chars`` 0 keeps the quote as it is."""
+    if chars <= 0:
         return quote
     nxt = [c for c in after if c.start >= quote.end - 0.5 and c.text.strip()]
     if not nxt:
@@ -270,12 +280,22 @@ def continued(quote: Quote, after: Sequence[Cue], chars: int) -> Quote:
                              cues=tuple(nxt)))
     text, kept = quote.text, list(quote.sentences)
     end = quote.end
-    for s in more:
-        if len(text) >= chars:
+    at = 0
+    while at < len(more) and len(text) < chars:
+        text = f"{text} {more[at].text}"
+        kept.append(more[at])
+        end = more[at].end
+        at += 1
+    tail: list[Sentence] = []
+    for s in more[at:]:
+        if _ends_sentence(text) or sum(len(t.text) + 1 for t in tail) > FINISH_CHARS:
             break
-        text = f"{text} {s.text}"
-        kept.append(s)
-        end = s.end
+        tail.append(s)
+        if _ends_sentence(s.text):
+            text = " ".join([text, *(t.text for t in tail)])
+            kept.extend(tail)
+            end = s.end
+            break
     return replace(quote, text=text, end=end, sentences=tuple(kept))
 
 

@@ -214,6 +214,23 @@ def test_a_quote_is_continued_with_the_lecture_s_next_whole_sentences_to_its_len
     assert continued(q, [], 500) == q
 
 
+def test_a_quote_cut_mid_sentence_goes_on_to_the_sentence_s_end_however_long_it_is() -> None:
+    q = Quote(0, 10.0, 20.0, "O limit e o offset servem pra paginação, porque imagina o seguinte",
+              0.9)
+    after = [Cue(20.0, 28.0, "tem mil usuários no banco e o get traz todos de uma vez"),
+             Cue(28.0, 33.0, "e a resposta fica gigante. Aí o limit corta em dez."),
+             Cue(33.0, 40.0, "Agora vamos falar de testes, que é outro assunto.")]
+    got = continued(q, after, 40)  # already longer than 40 characters
+    assert got.text.endswith("de uma vez e a resposta fica gigante.")
+    assert got.end < 33.0 and "limit corta" not in got.text
+    # a sentence that does not end within reach leaves the quote where it stopped
+    rambling = [Cue(20.0 + n, 21.0 + n, "e aí a gente vai mexendo aqui mais um pouco")
+                for n in range(12)]
+    assert continued(q, rambling, 40) == q
+    whole = Quote(0, 10.0, 20.0, "O limit serve pra paginação.", 0.9)
+    assert continued(whole, after, 20) == whole  # long enough, and it ends a sentence
+
+
 def two_passages_responder(messages: list[dict]) -> str:
     user = messages[-1]["content"]
     if "PERGUNTA DE UM ESTUDANTE" in user:  # the yes/no on each quoted passage
