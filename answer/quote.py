@@ -9,7 +9,9 @@ answer is made of three steps, each a pure function here or one LLM call in the 
    characters); with ``quote_span="sentences"``, the best run of one to ``MAX_RUN`` consecutive
    sentences of each passage by E5 (``best_runs``; ``sentences`` cuts a cue of spoken
    Portuguese into sentences, their seconds spread by character offset). On recorded live
-   classes the passage was right far more often than the sentences E5 picks inside it.
+   classes the passage was right far more often than the sentences E5 picks inside it. A shown
+   quote goes on with the lecture's next sentences to about ``QUOTE_SHOWN_CHARS``, and to the
+   end of a sentence it stops in (``continued``).
 2. The LLM's yes/no on the quote (the gate's prompt) says whether it answers; below
    ``QUOTE_MIN_P`` the reply says so and shows the moments instead of a quote that does not
    answer.

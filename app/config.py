@@ -272,7 +272,8 @@ class AnswerSettings(BaseModel):
         le=3000,
         description="`quote`: each shown quote is continued with the lecture's next sentences "
         "to about this many characters (the focused passage often stops before the sentence "
-        "that explains); 0 quotes the passage as focused.",
+        "that explains), and a quote cut mid-sentence to the sentence's end; 0 quotes the "
+        "passage as focused.",
     )
     focus_windows: int = Field(
         default=6, description="Top retrieved windows focused to their best sentences."
