@@ -23,7 +23,7 @@ answer is made of three steps, each a pure function here or one LLM call in the 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -299,6 +299,24 @@ def continued(quote: Quote, after: Sequence[Cue], chars: int) -> Quote:
             end = s.end
             break
     return replace(quote, text=text, end=end, sentences=tuple(kept))
+
+
+def continued_all(quotes: Sequence[Quote], lectures: Sequence[str],
+                  cues_in: Callable[[str, float, float], Sequence[Cue]], chars: int
+                  ) -> list[Quote]:
+    """Each of ``quotes`` (of ``lectures``, in order) ``continued`` with its lecture's cues
+    (``cues_in(lecture, start, end)``: those said between two seconds), stopping where another
+    of them starts in the same lecture, so that no sentence is quoted twice."""
+    if chars <= 0:
+        return list(quotes)
+    out: list[Quote] = []
+    for n, (q, lecture) in enumerate(zip(quotes, lectures, strict=True)):
+        until = min([q.end + FOLLOW_SECONDS,
+                     *(o.start for m, (o, other) in enumerate(zip(quotes, lectures, strict=True))
+                       if m != n and other == lecture and o.start >= q.end - 0.5)])
+        after = [c for c in cues_in(lecture, q.end, until) if c.start < until]
+        out.append(continued(q, after, chars))
+    return out
 
 
 def shown_quotes(ps: Sequence[float | None], min_p: float, most: int) -> list[int]:

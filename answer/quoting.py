@@ -17,7 +17,6 @@ from answer.evidence import Decision, check_texts, passage_block
 from answer.outlinks import foreign_links
 from answer.question import Question
 from answer.quote import (
-    FOLLOW_SECONDS,
     LEAD_MAX_TOKENS,
     LEAD_STRICT_AT,
     NOT_FOUND,
@@ -25,7 +24,7 @@ from answer.quote import (
     Quote,
     QuoteSettings,
     best_runs,
-    continued,
+    continued_all,
     first_sentence,
     lead_messages,
     placed,
@@ -63,14 +62,16 @@ class Quoter:
     """The lecture's timed cues inside a span (the retriever's), from which a shown quote is
     continued (``settings.chars``); None: quotes stay as focused."""
 
-    def continued(self, passage: Passage, quote: Quote) -> Quote:
-        """``quote`` continued with its lecture's next sentences to ``settings.chars``."""
-        if self.cues_for is None or self.settings.chars <= 0:
-            return quote
-        h = passage.hit
-        after = self.cues_for(Hit(-1, 0.0, h.lecture_id, "", "", quote.end,
-                                  quote.end + FOLLOW_SECONDS, ""))
-        return continued(quote, after, self.settings.chars)
+    def continued(self, passages: Sequence[Passage], quotes: Sequence[Quote]) -> list[Quote]:
+        """Each of ``quotes`` continued with its lecture's next sentences
+        (``answer.quote.continued_all``)."""
+        cues_for = self.cues_for
+        if cues_for is None:
+            return list(quotes)
+        return continued_all(
+            quotes, [passages[q.passage].hit.lecture_id for q in quotes],
+            lambda lecture, a, b: cues_for(Hit(-1, 0.0, lecture, "", "", a, b, "")),
+            self.settings.chars)
 
     @property
     def confidence(self) -> str:
@@ -161,7 +162,7 @@ class Quoter:
         chosen = (list(quotes[: self.settings.shown]) if self.confidence == "off" else
                   [quotes[i] for i in shown_quotes([q.p for q in quotes], at,
                                                    self.settings.shown)])
-        chosen = [self.continued(passages[q.passage], q) for q in chosen]
+        chosen = self.continued(passages, chosen)
         if best is None or not chosen:
             why = f"{decision.reason}; no sentence answers: {name}=[{read}] < {at:.2f}"
             yield Reply(question.text, lang, strategy, moments,

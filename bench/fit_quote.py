@@ -104,7 +104,7 @@ def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
     up to ``shown`` quoted, at ``threshold``, the gate's P(covered) at least ``min_covered``,
     each quote continued to ``chars`` with its lecture's next cues (from ``cues``, as the
     service continues it): the item's fields, its answer, key and P."""
-    from answer.quote import NOT_FOUND, Quote, continued, quotes_answer, shown_quotes
+    from answer.quote import NOT_FOUND, Quote, continued_all, quotes_answer, shown_quotes
     from bench.answer_quality import answer_key
 
     read = row.get("readings", [])[:max(checks, shown)]
@@ -115,8 +115,11 @@ def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
     if chosen:
         lang = "en" if row["answer"].startswith("In the lecture") else "pt"
         lectures = (cues or {}).get(row["set"], {})
-        quotes = [continued(Quote(0, r["start"], r["end"], r["text"], 0.0),
-                            lectures.get(r["lecture_id"], ()), chars) for r in chosen]
+        quotes = continued_all(
+            [Quote(0, r["start"], r["end"], r["text"], 0.0) for r in chosen],
+            [r["lecture_id"] for r in chosen],
+            lambda lecture, a, b: [c for c in lectures.get(lecture, ())
+                                   if c.end > a and c.start < b], chars)
         text = quotes_answer(None, 1, [(q, r["title"]) for q, r in zip(quotes, chosen,
                                                                         strict=True)], lang)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -229,6 +230,29 @@ def test_a_quote_cut_mid_sentence_goes_on_to_the_sentence_s_end_however_long_it_
     assert continued(q, rambling, 40) == q
     whole = Quote(0, 10.0, 20.0, "O limit serve pra paginação.", 0.9)
     assert continued(whole, after, 20) == whole  # long enough, and it ends a sentence
+
+
+def test_a_quote_goes_on_only_up_to_where_the_next_quote_of_its_lecture_starts() -> None:
+    from answer.quoting import Quoter
+
+    lecture = [Cue(10.0, 20.0, "O uvicorn é o servidor que roda a aplicação."),
+               Cue(20.0, 30.0, "Por isso o reload vem do servidor, não da aplicação."),
+               Cue(30.0, 40.0, "O FastAPI só descreve as rotas e os esquemas da API."),
+               Cue(40.0, 50.0, "Quando um arquivo muda, o servidor reinicia sozinho.")]
+
+    def cues_for(hit: Hit) -> list[Cue]:
+        return [c for c in lecture if c.end > hit.start and c.start < hit.end]
+
+    passages = [_passage(lecture[:1]), _passage(lecture[2:3])]
+    first = Quote(0, 10.0, 20.0, lecture[0].text, 0.9)
+    second = Quote(1, 30.0, 40.0, lecture[2].text, 0.9)
+    quoter = Quoter(None, lambda texts, kind: None, replace(QUOTE, chars=500),  # type: ignore[arg-type]
+                    cues_for=cues_for)
+    got = quoter.continued(passages, [first, second])
+    # the first stops before the second's words; the second goes on to the lecture's end
+    assert got[0].text == f"{lecture[0].text} {lecture[1].text}" and got[0].end == 30.0
+    assert got[1].text == f"{lecture[2].text} {lecture[3].text}" and got[1].end == 50.0
+    assert Quoter(None, lambda texts, kind: None).continued(passages, [first]) == [first]  # type: ignore[arg-type]
 
 
 def two_passages_responder(messages: list[dict]) -> str:
