@@ -11,8 +11,9 @@ overlapping the gold span, "not covered" rate (unanswerable), share of answer se
 claim checker supports (each cited sentence against the text it cites), share of answers that
 add at least ``answer.substance.MIN_NEW_WORDS`` content words to the question and share where the
 model's words only restated it and the lecture was quoted instead, and p50/p95 latency of
-the first evidence shown, the first answer token and the whole answer (question in, final reply
-out, retrieval and post-check included). Questions are searched as ``/ask`` searches them: an
+the search's moments (what the page shows first, ``search_s``), the decided moments (after the
+gate, ``first_evidence_s``), the first answer token and the whole answer (question in, final
+reply out, retrieval and post-check included). Questions are searched as ``/ask`` searches them: an
 English one over these Portuguese lectures is translated first (``answer/translate.py``), and its
 translation's seconds count in its latency.
 
@@ -189,6 +190,7 @@ def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
     name = name or answerer.strategy
     t0 = time.perf_counter()
     found = services.find(q.question, k)  # as /ask: translated if need be
+    searched = time.perf_counter() - t0  # the page shows the search's moments now (`segments`)
     query = found.query
     first_evidence = first_token = None
     reply: Reply | None = None
@@ -231,7 +233,8 @@ def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
         "uncited": sum(not c.cites for c in reply.sentences),
         "linked": linked, "placed": placed,
         "at_sentence_in_span": at_sentence, "at_passage_in_span": at_passage,
-        "first_evidence_s": first_evidence, "first_token_s": first_token, "total_s": total,
+        "search_s": searched, "first_evidence_s": first_evidence, "first_token_s": first_token,
+        "total_s": total,
         "reason": reply.reason, "confidence": reply.confidence,
         # the quote strategy's yes/no on its best quote (what its threshold is fitted on)
         "quote_p": (max(float(x) for x in m.group(1).split(","))
@@ -323,8 +326,8 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                if ans else float("nan"))
     out["declined_uncovered"] = out["not_covered_rate_unanswerable"]
     out["unlabelled"] = sum(g is None for g in got)
-    for key in ("first_evidence_s", "first_token_s", "total_s"):
-        xs = [r[key] for r in rows if r[key] is not None]
+    for key in ("search_s", "first_evidence_s", "first_token_s", "total_s"):
+        xs = [r[key] for r in rows if r.get(key) is not None]
         out[f"{key}_p50"] = median(xs) if xs else float("nan")
         out[f"{key}_p95"] = pct(xs, 95) if xs else float("nan")
     return out
