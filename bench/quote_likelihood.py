@@ -12,8 +12,9 @@ process (``app.lm_scorer``, the embedded GGUF as it is).
 scores each question after each quote it recorded (stored as it goes in
 ``bench/out/quote_likelihood.jsonl``, so a rerun scores only what is missing) and prints what
 students get under each policy (``POLICIES``) at each threshold, with the gate's cut and the
-shipped number of passages quoted as ``bench.fit_quote --grid`` replays them, labelled by the
-stored labels of the same texts (unlabelled ones counted apart).
+shipped number of passages quoted as ``bench.fit_quote --grid`` replays them, the quotes as the
+passages were read (not continued to ``AULA_QUOTE_CHARS``: these figures were read before the
+continuation), labelled by the stored labels of the same texts (unlabelled ones counted apart).
 """
 
 from __future__ import annotations
