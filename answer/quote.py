@@ -302,11 +302,10 @@ def continued(quote: Quote, after: Sequence[Cue], chars: int) -> Quote:
 
 
 def continued_all(quotes: Sequence[Quote], lectures: Sequence[str],
-                  cues_in: Callable[[str, float, float], Sequence[Cue]], chars: int
-                  ) -> list[Quote]:
+                  cues_for: Callable[[Hit], Sequence[Cue]], chars: int) -> list[Quote]:
     """Each of ``quotes`` (of ``lectures``, in order) ``continued`` with its lecture's cues
-    (``cues_in(lecture, start, end)``: those said between two seconds), stopping where another
-    of them starts in the same lecture, so that no sentence is quoted twice."""
+    (``cues_for``: the retriever's, the cues inside a hit's span), stopping where another of
+    them starts in the same lecture, so that no sentence is quoted twice."""
     if chars <= 0:
         return list(quotes)
     out: list[Quote] = []
@@ -314,7 +313,8 @@ def continued_all(quotes: Sequence[Quote], lectures: Sequence[str],
         until = min([q.end + FOLLOW_SECONDS,
                      *(o.start for m, (o, other) in enumerate(zip(quotes, lectures, strict=True))
                        if m != n and other == lecture and o.start >= q.end - 0.5)])
-        after = [c for c in cues_in(lecture, q.end, until) if c.start < until]
+        after = [c for c in cues_for(Hit(-1, 0.0, lecture, "", "", q.end, until, ""))
+                 if c.start < until]
         out.append(continued(q, after, chars))
     return out
 

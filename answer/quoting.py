@@ -65,13 +65,10 @@ class Quoter:
     def continued(self, passages: Sequence[Passage], quotes: Sequence[Quote]) -> list[Quote]:
         """Each of ``quotes`` continued with its lecture's next sentences
         (``answer.quote.continued_all``)."""
-        cues_for = self.cues_for
-        if cues_for is None:
+        if self.cues_for is None:
             return list(quotes)
-        return continued_all(
-            quotes, [passages[q.passage].hit.lecture_id for q in quotes],
-            lambda lecture, a, b: cues_for(Hit(-1, 0.0, lecture, "", "", a, b, "")),
-            self.settings.chars)
+        return continued_all(quotes, [passages[q.passage].hit.lecture_id for q in quotes],
+                             self.cues_for, self.settings.chars)
 
     @property
     def confidence(self) -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,30 +70,23 @@ def p_covered(row: dict[str, Any]) -> float | None:
     return float(m.group(1)) if m else None
 
 
-Cues = Mapping[str, Mapping[str, Sequence[Any]]]
-"""Each set's lectures' timed cues in time order (``lecture_cues``)."""
+Cues = Mapping[str, Callable[[Any], Sequence[Any]]]
+"""Each set's ``cues_for`` (``lecture_cues``): the timed cues inside a hit's span."""
 
 
 def lecture_cues(sets: Sequence[str]) -> Cues:
-    """The timed cues of every lecture of each set's index under ``bench/out`` (built by the
-    answer bench), by set and lecture, in time order; a set without an index has none."""
+    """Each set's ``Retriever.cues_for`` over its index under ``bench/out`` (built by the answer
+    bench), the look-up the service continues quotes with; a set without an index has none."""
     from bench.answer_quality import SETS
     from bench.common import OUT
     from corpus.index import IndexStore
-    from corpus.models import Cue
+    from corpus.retrieve import Retriever
 
-    out: dict[str, dict[str, list[Any]]] = {}
+    out: dict[str, Callable[[Any], Sequence[Any]]] = {}
     for name in sets:
         store = IndexStore(OUT / SETS[name][3])
-        if not store.exists():
-            continue
-        frame = store.load(with_faiss=False).cues
-        per: dict[str, list[Any]] = {}
-        if frame is not None:
-            for lid, a, b, t in zip(frame["lecture_id"], frame["start"], frame["end"],
-                                    frame["text"], strict=True):
-                per.setdefault(str(lid), []).append(Cue(float(a), float(b), str(t)))
-        out[name] = {lid: sorted(cs, key=lambda c: c.start) for lid, cs in per.items()}
+        if store.exists():
+            out[name] = Retriever(store.load(with_faiss=False), None).cues_for
     return out
 
 
@@ -102,7 +95,7 @@ def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
              chars: int = 0) -> dict[str, Any]:
     """The ``quote`` strategy's answer to a ``quote-read4`` item with ``checks`` passages read,
     up to ``shown`` quoted, at ``threshold``, the gate's P(covered) at least ``min_covered``,
-    each quote continued to ``chars`` with its lecture's next cues (from ``cues``, as the
+    each quote continued to ``chars`` with its lecture's next cues (``cues``' look-up, as the
     service continues it): the item's fields, its answer, key and P."""
     from answer.quote import NOT_FOUND, Quote, continued_all, quotes_answer, shown_quotes
     from bench.answer_quality import answer_key
@@ -114,12 +107,9 @@ def replayed(row: dict[str, Any], checks: int, shown: int, threshold: float,
     chosen = [read[i] for i in shown_quotes(ps, threshold, shown)]
     if chosen:
         lang = "en" if row["answer"].startswith("In the lecture") else "pt"
-        lectures = (cues or {}).get(row["set"], {})
-        quotes = continued_all(
-            [Quote(0, r["start"], r["end"], r["text"], 0.0) for r in chosen],
-            [r["lecture_id"] for r in chosen],
-            lambda lecture, a, b: [c for c in lectures.get(lecture, ())
-                                   if c.end > a and c.start < b], chars)
+        cues_for = (cues or {}).get(row["set"], lambda _hit: ())
+        quotes = continued_all([Quote(0, r["start"], r["end"], r["text"], 0.0) for r in chosen],
+                               [r["lecture_id"] for r in chosen], cues_for, chars)
         text = quotes_answer(None, 1, [(q, r["title"]) for q, r in zip(quotes, chosen,
                                                                         strict=True)], lang)
     else:
