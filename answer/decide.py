@@ -54,6 +54,8 @@ class Decider:
     focus_windows: int = 6
     passage_chars: int = 0
     max_passages: int = 2
+    focus_reach: float = 0.0
+    """Seconds past each window's edges where its focus looks for the answer too."""
 
     def about_course(self, question: Question) -> tuple[bool, float] | None:
         """The course check's reading of ``question`` (None when there is no check)."""
@@ -65,7 +67,7 @@ class Decider:
         """The passages the evidence check reads: the top ``focus_windows`` windows focused to
         their sentences closest to ``about``, in the retriever's order without repeats."""
         passages = focus(about, hits[: max(1, self.focus_windows)], self.cues_for, self.embed,
-                         chars=self.passage_chars)
+                         chars=self.passage_chars, reach=self.focus_reach)
         return rank_passages(passages)[: max(1, self.candidates)]
 
     def features(self, about: str, passages: Sequence[Passage], probs: Sequence[float | None],

@@ -110,7 +110,7 @@ class Pipeline:
             getattr(retriever, "lecture_windows", lambda _lecture: ()),
             getattr(retriever, "said_in_few_lectures", None), Gate.load(a.gate_file),
             _course_check(a.course_file, embed, embed_model_id), a.gate_candidates,
-            a.focus_windows, a.passage_chars, a.passages)
+            a.focus_windows, a.passage_chars, a.passages, a.focus_reach)
         return cls(
             llm=llm, embed=embed, decider=decider,
             strategy=resolved_strategy(a.strategy, settings.llm.base_url),

@@ -23,6 +23,7 @@ from pydantic_settings import (
 )
 
 from answer.quote import QUOTE
+from corpus.context import FOCUS_REACH
 from corpus.rerank import FUSION_PRIOR
 
 
@@ -278,6 +279,13 @@ class AnswerSettings(BaseModel):
     focus_windows: int = Field(
         default=6, description="Top retrieved windows focused to their best sentences."
     )
+    focus_reach: float = Field(
+        default=FOCUS_REACH,
+        ge=0,
+        le=300,
+        description="Seconds past each window's edges where its focus looks for the answer's "
+        "sentences too (an answer a window holds by its edge is mostly said in the next).",
+    )
     gate_candidates: int = Field(
         default=3, description="The best focused passages the evidence check reads."
     )
@@ -513,6 +521,7 @@ FLAT_NAMES: dict[str, str] = {
     "quote_min_gain": "answer.quote_min_gain",
     "quote_chars": "answer.quote_chars",
     "focus_windows": "answer.focus_windows",
+    "focus_reach": "answer.focus_reach",
     "gate_candidates": "answer.gate_candidates",
     "gate_file": "answer.gate_file",
     "course_file": "answer.course_file",

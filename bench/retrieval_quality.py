@@ -344,7 +344,8 @@ def _passages(prefix: str, retriever: Any, embedder: Any, questions: list[Any],
         query = strip_framing(q.question)
         found = retriever.search_timed(query, 10, rerank=False).hits
         passages = focus(query, found[: settings.answer.focus_windows], retriever.cues_for,
-                         embedder.embed, chars=settings.answer.passage_chars)
+                         embedder.embed, chars=settings.answer.passage_chars,
+                         reach=settings.answer.focus_reach)
         for name, order in (("retriever_order", rank_passages),
                             ("similarity_order", _by_similarity)):
             first = [q.overlaps(p.hit.lecture_id, p.start, p.end)

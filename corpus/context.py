@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,6 +32,11 @@ tokens of spoken Portuguese, which the embedded 1.5B model reads in ~17 s on 2 C
 
 PASSAGE_CHARS = 450
 """A focused passage: the best sentences and their neighbours, about this many characters."""
+
+FOCUS_REACH = 40.0
+"""Seconds past a window's edges where the answer's focus looks too (``focus``'s ``reach``):
+windows overlap by about 30 s, and an answer the first window holds by its edge is mostly said
+in the next (docs/answers.md)."""
 
 GROUP = 3
 """Sentences scored together when looking for the answer (one cue is often half a sentence)."""
@@ -165,14 +170,22 @@ def focus(
     *,
     chars: int = PASSAGE_CHARS,
     group: int = GROUP,
+    reach: float = 0.0,
 ) -> list[Passage]:
     """Each hit trimmed to about ``chars`` characters around its sentences closest to
-    ``question`` (E5 over groups of ``group`` cues). Without ``embed`` a passage keeps the
-    window's first ``chars`` characters. Hits keep their order."""
+    ``question`` (E5 over groups of ``group`` cues), looked for in the hit's span and
+    ``reach`` seconds either side of it (the answer a window holds by its edge is often said
+    mostly in the next one). Without ``embed`` a passage keeps the window's first ``chars``
+    characters. Hits keep their order."""
     out: list[Passage] = []
     per_hit: list[tuple[Hit, list[Cue], list[str]]] = []
     for hit in hits:
-        sents = _sentences_of(hit, cues_of(hit))
+        cues = cues_of(hit)
+        if reach > 0 and cues:
+            wide = replace(hit, start=max(0.0, hit.start - reach), end=hit.end + reach)
+            sents = _sentences_of(wide, cues_of(wide))
+        else:
+            sents = _sentences_of(hit, cues)
         groups = [" ".join(c.text.strip() for c in sents[i : i + group])
                   for i in range(max(1, len(sents) - group + 1))]
         per_hit.append((hit, sents, groups))
@@ -198,8 +211,8 @@ def focus(
         lo, hi = _widen(sents, lo, hi, chars)
         chosen = sents[lo : hi + 1]
         text = squash(" ".join(c.text for c in chosen))
-        start = max(hit.start, chosen[0].start)
-        end = min(hit.end, max(c.end for c in chosen))
+        start = max(hit.start - reach, chosen[0].start)
+        end = min(hit.end + reach, max(c.end for c in chosen))
         out.append(Passage(hit, text, start, end, max(start, sents[best].start), sim,
                            tuple(chosen)))
     return out

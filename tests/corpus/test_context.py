@@ -71,6 +71,24 @@ def test_an_answer_sentence_is_placed_where_the_passage_says_it() -> None:
     assert said_at("The ReLU trains faster than the sigmoid on most image datasets.", p) is None
 
 
+def test_focus_reaches_past_the_window_edge_to_the_answer() -> None:
+    """The window stops where the teacher comes to the subject; the next window says it.
+    Looking ``reach`` seconds past the edge, the passage holds the answer, with its second;
+    without, it stays inside the window."""
+    window = Hit(7, 0.9, "aula1", "Aula 1", "https://youtu.be/x", 95, 118, "")
+
+    def cues_in(h: Hit) -> list[Cue]:
+        return [c for c in CUES if c.end > h.start and c.start < h.end]
+
+    [inside] = focus("o que a relu faz?", [window], cues_in, keyword_embed, chars=60, group=1)
+    [reached] = focus("o que a relu faz?", [window], cues_in, keyword_embed, chars=60, group=1,
+                      reach=30)
+    assert "ReLU" not in inside.text and inside.end <= 118
+    assert "ReLU zera" in reached.text and reached.answer_start == 120 and reached.end == 130
+    assert reached.hit is window
+    assert "exercícios" not in reached.text  # about the chars asked, not the whole reach
+
+
 def test_focus_without_cues_splits_the_window_text() -> None:
     [p] = focus("o que a relu faz?", [HIT], lambda h: [], keyword_embed, chars=80, group=1)
     assert "ReLU" in p.text and HIT.start <= p.answer_start < HIT.end
