@@ -179,27 +179,29 @@ def focus(
     mostly in the next one). Without ``embed`` a passage keeps the window's first ``chars``
     characters. Hits keep their order."""
     out: list[Passage] = []
-    per_hit: list[tuple[Hit, list[Cue], list[str]]] = []
+    per_hit: list[tuple[Hit, Hit, list[Cue], list[str]]] = []
     for hit in hits:
-        cues = cues_of(hit)
-        if reach > 0 and cues:
-            wide = replace(hit, start=max(0.0, hit.start - reach), end=hit.end + reach)
-            sents = _sentences_of(wide, cues_of(wide))
-        else:
-            sents = _sentences_of(hit, cues)
+        # the span looked in: the window, widened by ``reach`` when the window has cues of its
+        # own (without any, its text is cut into sentences over its own seconds)
+        span = (replace(hit, start=max(0.0, hit.start - reach), end=hit.end + reach)
+                if reach > 0 else hit)
+        cues = cues_of(span)
+        if span is not hit and not any(c.end > hit.start and c.start < hit.end for c in cues):
+            span = hit
+        sents = _sentences_of(span, cues)
         groups = [" ".join(c.text.strip() for c in sents[i : i + group])
                   for i in range(max(1, len(sents) - group + 1))]
-        per_hit.append((hit, sents, groups))
+        per_hit.append((hit, span, sents, groups))
     sims: list[np.ndarray] = []
     if embed is not None and per_hit:
         qv = np.asarray(embed([question], "query"))[0]
-        flat = [g for _, _, gs in per_hit for g in gs]
+        flat = [g for _, _, _, gs in per_hit for g in gs]
         vecs = np.asarray(embed(flat, "passage")) if flat else np.zeros((0, len(qv)))
         scores, i = vecs @ qv, 0
-        for _, _, gs in per_hit:
+        for _, _, _, gs in per_hit:
             sims.append(scores[i : i + len(gs)])
             i += len(gs)
-    for n, (hit, sents, _) in enumerate(per_hit):
+    for n, (hit, span, sents, _) in enumerate(per_hit):
         if not sents:
             out.append(Passage(hit, cut(squash(hit.text), chars), hit.start, hit.end, hit.start))
             continue
@@ -212,8 +214,8 @@ def focus(
         lo, hi = _widen(sents, lo, hi, chars)
         chosen = sents[lo : hi + 1]
         text = squash(" ".join(c.text for c in chosen))
-        start = max(hit.start - reach, chosen[0].start)
-        end = min(hit.end + reach, max(c.end for c in chosen))
+        start = max(span.start, chosen[0].start)
+        end = min(span.end, max(c.end for c in chosen))
         out.append(Passage(hit, text, start, end, max(start, sents[best].start), sim,
                            tuple(chosen)))
     return out
