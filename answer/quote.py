@@ -277,7 +277,7 @@ def continued(quote: Quote, after: Sequence[Cue], chars: int) -> Quote:
     nxt = [c for c in after if c.start >= quote.end - 0.5 and c.text.strip()]
     if not nxt:
         return quote
-    hit = Hit(-1, 0.0, "", "", "", nxt[0].start, nxt[-1].end, "")
+    hit = Hit.span("", nxt[0].start, nxt[-1].end)
     more = sentences(Passage(hit, "", nxt[0].start, nxt[-1].end, nxt[0].start,
                              cues=tuple(nxt)))
     text, kept = quote.text, list(quote.sentences)
@@ -313,7 +313,7 @@ def continued_all(quotes: Sequence[Quote], lectures: Sequence[str],
         until = min([q.end + FOLLOW_SECONDS,
                      *(o.start for m, (o, other) in enumerate(zip(quotes, lectures, strict=True))
                        if m != n and other == lecture and o.start >= q.end - 0.5)])
-        after = [c for c in cues_for(Hit(-1, 0.0, lecture, "", "", q.end, until, ""))
+        after = [c for c in cues_for(Hit.span(lecture, q.end, until))
                  if c.start < until]
         out.append(continued(q, after, chars))
     return out
@@ -338,7 +338,7 @@ def placed(quote: Quote, lead: str) -> Quote:
     if len(quote.sentences) < 2:
         return quote
     cues = tuple(Cue(s.start, s.end, s.text) for s in quote.sentences)
-    hit = Hit(-1, 0.0, "", "", "", quote.start, quote.end, quote.text)
+    hit = Hit.span("", quote.start, quote.end, quote.text)
     at = said_at(lead, Passage(hit, quote.text, quote.start, quote.end, quote.start,
                                cues=cues))
     if at is None or at <= quote.start:

@@ -79,6 +79,12 @@ class Hit:
     (None: an index without units, or a search that did not read them). A two-minute window's
     own cosine is diluted by what else it says; the evidence gate reads this one."""
 
+    @classmethod
+    def span(cls, lecture_id: str, start: float, end: float, text: str = "") -> Hit:
+        """A stretch of a lecture that no search returned (no id, no score, no title): what
+        the cue and sentence look-ups take to read the seconds ``start``-``end``."""
+        return cls(-1, 0.0, lecture_id, "", "", start, end, text)
+
     @property
     def link_start(self) -> float:
         """The second a link to this hit opens at."""

@@ -181,6 +181,11 @@ class Retriever:
         hi = int(np.searchsorted(starts, hit.end - 1e-6))
         return cues[lo:hi]
 
+    def cues_between(self, lecture_id: str, start: float, end: float) -> list[Cue]:
+        """The timed cues of ``lecture_id`` between ``start`` and ``end`` seconds (those that
+        overlap the start included); empty for an index without cues."""
+        return self.cues_for(Hit.span(lecture_id, start, end))
+
     def lecture_windows(self, lecture_id: str) -> list[Hit]:
         """Every window of ``lecture_id``, in time order (score 0): what a summary reads."""
         rows = np.flatnonzero(self._lecture == lecture_id)
@@ -190,7 +195,7 @@ class Retriever:
     def span_text(self, lecture_id: str, start: float, end: float) -> str | None:
         """What the lecture says between ``start`` and ``end`` (its cues), None when the index
         has no cues for it."""
-        cues = self.cues_for(Hit(-1, 0.0, lecture_id, "", "", start, end, ""))
+        cues = self.cues_between(lecture_id, start, end)
         text = " ".join(c.text.strip() for c in cues if c.text.strip())
         return text or None
 

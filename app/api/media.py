@@ -18,7 +18,6 @@ from fastapi.responses import FileResponse
 
 from app.config import Settings
 from app.deps import RetrieverDep, SettingsDep
-from corpus.models import Hit
 from corpus.readers.media import MIME_TYPES, beside, media_kind
 
 router = APIRouter(tags=["media"])
@@ -95,5 +94,5 @@ def lecture_cues(
     if lecture_id not in retriever.data.lecture_meta():
         raise HTTPException(404, "aula desconhecida")
     end = min(max(end, start), start + 600)
-    cues = retriever.cues_for(Hit(-1, 0.0, lecture_id, "", "", start, end, ""))
+    cues = retriever.cues_between(lecture_id, start, end)
     return [{"start": c.start, "end": c.end, "text": c.text} for c in cues]
