@@ -10,7 +10,9 @@ covers the lectures in turn) a model is fine-tuned as ``aula adapt`` does (kept 
 ``bench/out/adapt-models/`` and reused while its number of questions is the same), and the
 fitted fusion's first 10 hits are reranked by it, with the weights of the fused order in
 ``BENCH_ADAPT_PRIORS`` beside its cosine. The base model's cosine reranks the same hits too, to
-tell what the adaptation adds from what reranking by cosine does.
+tell what the adaptation adds from what reranking by cosine does. With ``BENCH_ADAPT_DENSE=1``
+each adapted model is also tried as search's own embedder (the index embedded again by it, the
+fusion unchanged, no rerank).
 
 Measured on the fitting questions (``questions_3b1b_dev.jsonl`` and the fitting half of
 ``answers_3b1b.jsonl``: 74): span-hit@1 / @5, MRR@10, against the fusion alone in the same run.
@@ -20,7 +22,8 @@ largest size, at its best weight there, or ``BENCH_ADAPT_PRIOR``). None of these
 training data: the training questions are written by the LLM from the index's passages.
 
 ``BENCH_ADAPT_CORPORA`` (``pt,live``) chooses the corpora; ``BENCH_ADAPT_NEGATIVES=S,O`` mines
-S negatives from the same lecture and O from others (2,2).
+S negatives from the same lecture and O from others (2,2); ``BENCH_ADAPT_GAP`` keeps the
+same-lecture ones that many seconds away from the question's passage (0).
 
 The live classes (``index-fastapi``, when ``aula adapt`` wrote questions for it): the same over
 the fitting half of ``answers_fastapi.jsonl`` (its test half with ``BENCH_ADAPT_HELD_OUT=1``).
@@ -59,6 +62,23 @@ def _fused(retriever: Any, questions: list[Any]) -> list[list[Any]]:
 def _put(prefix: str, figs: dict[str, float], figures: dict[str, Any]) -> None:
     for key in KEYS:
         figures[f"{prefix}_{key}"] = round(figs[key], 3)
+
+
+def _adapted_search(data: Any, index: Path, model: Any, questions: list[Any]) -> list[list[Any]]:
+    """Each question's first 10 hits when the adapted model is search's own embedder: the
+    index's windows and units embedded again by it (exact cosines), the fusion unchanged."""
+    from dataclasses import replace
+
+    from app.config import Settings
+    from app.services import retriever_for
+
+    vectors = model.embed(data.segments["text"].astype(str).tolist(), "passage")
+    units = (None if data.units is None else
+             model.embed(data.units["text"].astype(str).tolist(), "passage"))
+    swapped = replace(data, vectors=vectors, unit_vectors=units, faiss_index=None)
+    retriever = retriever_for(
+        Settings().model_copy(update={"index_dir": index, "rerank": "off"}), swapped, model)
+    return _fused(retriever, questions)
 
 
 def _reranked(prefix: str, questions: list[Any], fused: list[list[Any]], model: Any,
@@ -114,7 +134,9 @@ def corpus_gain(name: str, index: Path, fitting: list[Any], held_out: list[Any],
     largest: dict[float, float] = {}
     models: dict[int, Any] = {}
     same, other = (int(x) for x in os.environ.get("BENCH_ADAPT_NEGATIVES", "2,2").split(","))
-    tag = "" if (same, other) == (2, 2) else f"_neg{same}-{other}"
+    gap = float(os.environ.get("BENCH_ADAPT_GAP", "0"))
+    tag = ("" if (same, other) == (2, 2) else f"_neg{same}-{other}") + (
+        f"_gap{gap:g}" if gap else "")
     work = OUT / "adapt-models" / f"{name}{tag}"
     for n in _sizes(len(questions)):
         out = work / f"n{n}"
@@ -125,13 +147,16 @@ def corpus_gain(name: str, index: Path, fitting: list[Any], held_out: list[Any],
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir(parents=True)
             manifest = train_model(embedder, data, questions[:n], out, same_lecture=same,
-                                   other_lectures=other, progress=True)
+                                   other_lectures=other, gap=gap, progress=True)
         figures[f"{name}_n{n}_train_s"] = manifest["trained_s"]
         figures[f"{name}_n{n}_generated_held_out_hit@1"] = (
             f"{manifest['before_hit@1']:.3f} -> {manifest['after_hit@1']:.3f}")
         models[n] = E5Embedder(str(out), f"adapted-n{n}")
         largest = _reranked(f"{name}_fit_adapted{tag}_n{n}", fitting, fused, models[n], priors,
                             figures)
+        if os.environ.get("BENCH_ADAPT_DENSE") == "1":
+            _put(f"{name}_fit_dense_adapted{tag}_n{n}", retrieval_figures(
+                fitting, _adapted_search(data, index, models[n], fitting)), figures)
         for prior, score in largest.items():
             if best is None or score > best[0]:
                 best = (score, n, prior)

@@ -43,6 +43,10 @@ POOL = 30
 """Windows of the base model's ranking negatives are mined from."""
 SAME_LECTURE = 2
 OTHER_LECTURES = 2
+GAP = 0.0
+"""Seconds kept between a same-lecture negative and the question's passage: a window right
+beside the passage often goes on with the same explanation, and training against it teaches
+against a right answer."""
 MAX_SEQ_LENGTH = 256
 """Tokens of a passage read in training (``rerank_text``'s 900 characters are about 250)."""
 MIN_QUESTIONS = 10
@@ -109,7 +113,7 @@ class Miner:
 
     def examples(self, questions: Sequence[GeneratedQuestion], *,
                  same_lecture: int = SAME_LECTURE, other_lectures: int = OTHER_LECTURES,
-                 progress: bool = False) -> list[Example]:
+                 gap: float = GAP, progress: bool = False) -> list[Example]:
         from tqdm import tqdm
 
         texts = ({} if self.units is None else
@@ -137,7 +141,7 @@ class Miner:
             pool = np.argsort(-scores)[:POOL]
             pos_row = self.segments.iloc[int(np.flatnonzero(holds)[0])]
             positive = rerank_text(_window_hit(pos_row, self.lectures, q.start))
-            apart = same & ((end_col <= q.start) | (start_col >= q.end))
+            apart = same & ((end_col <= q.start - gap) | (start_col >= q.end + gap))
             negatives: list[str] = []
             for mask, count in ((apart, same_lecture), (~same, other_lectures)):
                 if count <= 0:
@@ -218,8 +222,8 @@ def _embed_with(model_folder: str, device: str | None = None) -> Any:
 
 def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], out: Path, *,
                 epochs: int = 1, seed: int = 0, same_lecture: int = SAME_LECTURE,
-                other_lectures: int = OTHER_LECTURES, progress: bool = False
-                ) -> dict[str, Any]:
+                other_lectures: int = OTHER_LECTURES, gap: float = GAP,
+                progress: bool = False) -> dict[str, Any]:
     """Mine negatives with the ``base`` embedder, fine-tune it on the questions not held out
     into the folder ``out`` (with ``adapted.json``); the manifest."""
     qs = [q for q in questions if q.question]
@@ -229,7 +233,7 @@ def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], ou
     miner = Miner(data, lambda texts: base.embed(texts, "query"))
     t0 = time.perf_counter()
     examples = miner.examples(qs, same_lecture=same_lecture, other_lectures=other_lectures,
-                              progress=progress)
+                              gap=gap, progress=progress)
     if len(examples) < MIN_QUESTIONS:
         raise AdaptError(f"{len(examples)} of {len(qs)} generated questions name what their "
                          f"passage says: at least {MIN_QUESTIONS} are needed to adapt (raise "
@@ -249,7 +253,8 @@ def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], ou
         "trained_on": len(train),
         "held_out": len(test),
         "epochs": epochs,
-        "negatives": {"same_lecture": same_lecture, "other_lectures": other_lectures},
+        "negatives": {"same_lecture": same_lecture, "other_lectures": other_lectures,
+                      "gap_s": gap},
         "before_hit@1": _hit1(before),
         "after_hit@1": _hit1(after),
         "mined_s": round(mined_s, 1),
