@@ -23,7 +23,8 @@ training data: the training questions are written by the LLM from the index's pa
 
 ``BENCH_ADAPT_CORPORA`` (``pt,live``) chooses the corpora; ``BENCH_ADAPT_NEGATIVES=S,O`` mines
 S negatives from the same lecture and O from others (2,2); ``BENCH_ADAPT_GAP`` keeps the
-same-lecture ones that many seconds away from the question's passage (0).
+same-lecture ones that many seconds away from the question's passage (``aula adapt``'s
+default, 90).
 
 The live classes (``index-fastapi``, when ``aula adapt`` wrote questions for it): the same over
 the fitting half of ``answers_fastapi.jsonl`` (its test half with ``BENCH_ADAPT_HELD_OUT=1``).
@@ -111,7 +112,7 @@ def corpus_gain(name: str, index: Path, fitting: list[Any], held_out: list[Any],
     from app.services import retriever_for
     from corpus.adapt.questions import QUESTIONS_FILE, QuestionCache
     from corpus.adapt.store import MANIFEST, adapted_dir
-    from corpus.adapt.train import train_model
+    from corpus.adapt.train import GAP, train_model
     from corpus.embed import E5Embedder
     from corpus.index import IndexStore
 
@@ -134,22 +135,24 @@ def corpus_gain(name: str, index: Path, fitting: list[Any], held_out: list[Any],
     largest: dict[float, float] = {}
     models: dict[int, Any] = {}
     same, other = (int(x) for x in os.environ.get("BENCH_ADAPT_NEGATIVES", "2,2").split(","))
-    gap = float(os.environ.get("BENCH_ADAPT_GAP", "0"))
+    gap = float(os.environ.get("BENCH_ADAPT_GAP", GAP))
     tag = ("" if (same, other) == (2, 2) else f"_neg{same}-{other}") + (
-        f"_gap{gap:g}" if gap else "")
+        "" if gap == GAP else f"_gap{gap:g}")
+    negatives = {"same_lecture": same, "other_lectures": other, "gap_s": gap}
     work = OUT / "adapt-models" / f"{name}{tag}"
     for n in _sizes(len(questions)):
         out = work / f"n{n}"
         manifest_file = out / MANIFEST
-        if manifest_file.exists() and json.loads(manifest_file.read_text())["questions"] == n:
-            manifest = json.loads(manifest_file.read_text())  # trained by an earlier run
+        earlier = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
+        if earlier.get("questions") == n and earlier.get("negatives") == negatives:
+            manifest = earlier  # trained by an earlier run
         else:
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir(parents=True)
             manifest = train_model(embedder, data, questions[:n], out, same_lecture=same,
                                    other_lectures=other, gap=gap, progress=True)
-        figures[f"{name}_n{n}_train_s"] = manifest["trained_s"]
-        figures[f"{name}_n{n}_generated_held_out_hit@1"] = (
+        figures[f"{name}{tag}_n{n}_train_s"] = manifest["trained_s"]
+        figures[f"{name}{tag}_n{n}_generated_held_out_hit@1"] = (
             f"{manifest['before_hit@1']:.3f} -> {manifest['after_hit@1']:.3f}")
         models[n] = E5Embedder(str(out), f"adapted-n{n}")
         largest = _reranked(f"{name}_fit_adapted{tag}_n{n}", fitting, fused, models[n], priors,
@@ -170,7 +173,7 @@ def corpus_gain(name: str, index: Path, fitting: list[Any], held_out: list[Any],
         figures[f"{name}_held_out_questions"] = len(held_out)
         fused = _fused(retriever, held_out)
         _put(f"{name}_held_out_fused", retrieval_figures(held_out, fused), figures)
-        _reranked(f"{name}_held_out_adapted_n{n}", held_out, fused, models[n], [prior],
+        _reranked(f"{name}_held_out_adapted{tag}_n{n}", held_out, fused, models[n], [prior],
                   figures)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
+from corpus.adapt.train import GAP
 
 
 def register(cli: typer.Typer) -> None:
@@ -25,6 +26,10 @@ def adapt(
                                help="Fine-tune the model after writing the questions."),
     epochs: int = typer.Option(1, "--epochs", min=1, help="Passes over the questions."),
     seed: int = typer.Option(0, "--seed", help="Order of the passages and of training."),
+    negative_gap: float = typer.Option(
+        GAP, "--negative-gap", min=0, metavar="SECONDS",
+        help="Seconds kept between a negative from the same lecture and the question's "
+        "passage (its neighbours often go on with the same explanation)."),
     ray: str | None = typer.Option(
         None, "--ray", metavar="ADDRESS",
         help="Write questions on Ray workers: 'local', 'auto' or ray://HEAD:10001."),
@@ -65,6 +70,7 @@ def adapt(
 
             result.update(train_adapted(s.index.dir, embedder_from_settings(s), data,
                                         cache.questions(), epochs=epochs, seed=seed,
+                                        gap=negative_gap,
                                         progress=not json_out))
     if json_out:
         print_json(result)

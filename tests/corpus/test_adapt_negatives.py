@@ -37,7 +37,7 @@ QUESTION = GeneratedQuestion("k", "a", 200.0, 230.0, "o que a aula diz aos 200 s
 
 
 def test_negatives_are_the_lectures_best_windows_that_do_not_hold_the_passage() -> None:
-    (ex,) = miner().examples([QUESTION], same_lecture=2, other_lectures=1)
+    (ex,) = miner().examples([QUESTION], same_lecture=2, other_lectures=1, gap=0)
     assert ex.positive == "aula a de 180 a 300 segundos"
     assert ex.negatives == ("aula a de 270 a 390 segundos", "aula a de 0 a 120 segundos",
                             "aula b de 0 a 120 segundos")
