@@ -70,14 +70,17 @@ def adapt(
 
             result.update(train_adapted(s.index.dir, embedder_from_settings(s), data,
                                         cache.questions(), epochs=epochs, seed=seed,
-                                        gap=negative_gap,
-                                        progress=not json_out))
+                                        gap=negative_gap, progress=not json_out))
     if json_out:
         print_json(result)
-        return
+    else:
+        _echo(result)
+
+
+def _echo(result: dict[str, Any]) -> None:
     typer.echo(f"{result['questions']} questions over {result['passages']} passages "
-               f"({written} written now): {cache.path}")
-    if train:
+               f"({result['questions_written_now']} written now): {result['questions_file']}")
+    if "model_dir" in result:
         typer.echo(f"adapted model: {result['model_dir']} (held-out generated questions, "
                    f"passage first: {result['before_hit@1']:.3f} -> "
                    f"{result['after_hit@1']:.3f})")
