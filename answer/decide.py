@@ -9,7 +9,7 @@ text is generated. A summary request is decided on its lecture instead (``answer
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +56,9 @@ class Decider:
     max_passages: int = 2
     focus_reach: float = 0.0
     """Seconds past each window's edges where its focus looks for the answer too."""
+    adapted: Callable[[str], Mapping[str, float]] | None = None
+    """The course-adapted model's signals of a question (``corpus.adapt.signals``), None where
+    the index has none."""
 
     def about_course(self, question: Question) -> tuple[bool, float] | None:
         """The course check's reading of ``question`` (None when there is no check)."""
@@ -75,8 +78,10 @@ class Decider:
         """The gate's signals (``answer.evidence.features``) over this index; ``idf_cov`` only
         when the gate reads it or ``every_signal`` (fitting): its word counts cost seconds."""
         wanted = every_signal or self.reads_idf
+        adapted = (self.adapted(about) if self.adapted is not None and (
+            every_signal or (self.gate is not None and self.gate.reads_adapted)) else None)
         return features(about, passages, probs, hits,
-                        self.term_coverage if wanted else None, self.rare_word)
+                        self.term_coverage if wanted else None, self.rare_word, adapted)
 
     @property
     def reads_idf(self) -> bool:

@@ -40,6 +40,7 @@ from eval.logistic import Logistic, json_object, number
 
 DEFAULT_GATE_FILE = Path(__file__).with_name("gate.json")
 STRICT_GATE_FILE = Path(__file__).with_name("gate_strict.json")
+ADAPTED_GATE_FILE = Path(__file__).with_name("gate_adapted.json")
 """``AULA_GATE_FILE=strict``: the default's signals fitted on the same questions with course
 logistics included, answering only from the P(covered) at which none of the fitting questions
 the lectures do not cover is answered (``aula fit-gate --strict``, ``min_p`` 0.6); declines
@@ -170,7 +171,11 @@ def term_coverage(question: str, texts: Sequence[str],
                for t in terms) / len(terms)
 
 
-FEATURES = ("best_p", "top_score", "top_unit", "best_sim", "term_cov", "idf_cov")
+FEATURES = ("best_p", "top_score", "top_unit", "best_sim", "term_cov", "idf_cov", "adapted_top",
+            "adapted_z")
+ADAPTED = frozenset({"adapted_top", "adapted_z"})
+"""Signals of the course-adapted model (``corpus.adapt.signals``), measured only where the index
+has one and the gate reads them."""
 LEXICAL = frozenset({"term_cov", "idf_cov"})
 """Signals that read the question's words in the passages. A fitted gate reads at least one of
 them beside a similarity or the LLM check: fitted on 3b1b-pt alone, a threshold on the E5
@@ -183,14 +188,16 @@ whether the question's specific words are in the passage does not."""
 def features(question: str, passages: Sequence[Passage], probs: Sequence[float | None],
              hits: Sequence[Any],
              idf_coverage: Callable[[str, Sequence[str]], float] | None = None,
-             rare: Callable[[str], bool] | None = None) -> dict[str, float]:
+             rare: Callable[[str], bool] | None = None,
+             adapted: Mapping[str, float] | None = None) -> dict[str, float]:
     """The signals the gate weighs, all known before generation (no extra LLM call).
 
     ``idf_cov`` (only with ``idf_coverage``, the index's ``Retriever.term_coverage``): the
     share of the question's idf mass that the best focused passage holds. A question on a
     neighbouring subject that the lectures do not teach ("regra de Sarrus", "transformada de
     Laplace") matches their common words, not its specific one. ``rare``: the index's
-    ``Retriever.said_in_few_lectures``, read by ``term_cov`` (``term_coverage``)."""
+    ``Retriever.said_in_few_lectures``, read by ``term_cov`` (``term_coverage``).
+    ``adapted``: the adapted model's signals of the question (``ADAPTED``), when read."""
     out = {
         "best_p": max((p for p in probs if p is not None), default=0.0),
         "top_score": max((float(h.score) for h in hits), default=0.0),
@@ -200,6 +207,8 @@ def features(question: str, passages: Sequence[Passage], probs: Sequence[float |
     }
     if idf_coverage is not None:
         out["idf_cov"] = idf_coverage(question, [p.text for p in passages])
+    if adapted is not None:
+        out.update(adapted)
     return out
 
 
@@ -255,6 +264,10 @@ class Gate:
     default gate; higher for a strict one (``aula fit-gate --strict``: the lowest at which no
     fitting question the lectures do not cover is answered)."""
     model: str = ""
+    quote_min_covered: float | None = None
+    """The P(covered) from which the quote strategy quotes with this gate (written by
+    ``aula fit-gate --strict``: its own ``min_p``); None: ``AULA_QUOTE_MIN_COVERED``, fitted
+    on the default gate's scale."""
     fitted: dict[str, Any] = field(default_factory=dict)
     fallback: dict[str, Any] = field(default_factory=dict)
     """A second logistic model (``weights``, ``bias``), read only for a question whose rare
@@ -282,6 +295,11 @@ class Gate:
     def reads_idf(self) -> bool:
         """Whether deciding needs ``idf_cov`` (the index's word counts)."""
         return "idf_cov" in self.weights or bool(self.fallback)
+
+    @property
+    def reads_adapted(self) -> bool:
+        """Whether deciding needs the course-adapted model's signals (``ADAPTED``)."""
+        return any(k in ADAPTED for k in self.weights)
 
     @property
     def uses_llm(self) -> bool:
@@ -344,6 +362,8 @@ class Gate:
         for name in ("p_covered", "min_score", "p_pass", "min_p"):
             if name in raw:
                 number(raw, name, source)
+        if raw.get("quote_min_covered") is not None:
+            number(raw, "quote_min_covered", source)
         if "weights" in raw or "bias" in raw:  # the logistic model; no bias reads 0
             Logistic.from_dict({"weights": {}, "bias": 0.0, **raw}, source)
         if raw.get("fallback"):
@@ -352,7 +372,8 @@ class Gate:
 
     @classmethod
     def load(cls, path: Path | None = None) -> Gate:
-        """The gate in ``path`` (``strict``: the shipped strict one); without a path, the
+        """The gate in ``path`` (``strict``, ``adapted``, ``default``: the shipped ones); without
+        a path, the
         shipped default, or the unfitted thresholds if it is missing. A named file that does
         not exist is an error naming it, never a silent fallback."""
         if path is None:
@@ -361,6 +382,10 @@ class Gate:
             path = DEFAULT_GATE_FILE
         elif str(path) == "strict":
             path = STRICT_GATE_FILE
+        elif str(path) == "adapted":
+            path = ADAPTED_GATE_FILE
+        elif str(path) == "default":
+            path = DEFAULT_GATE_FILE
         if not path.is_file():
             raise InputError(f"gate file {path} (AULA_GATE_FILE) not found")
         return cls.from_json(path.read_text(encoding="utf-8"), str(path))
@@ -459,6 +484,7 @@ def make_strict(gate: Gate, samples: Sequence[GateSample]) -> None:
     scored = [(s.answerable, gate.p_covered_of(s.feats)) for s in samples]
     worst = max((p for answerable, p in scored if not answerable), default=0.0)
     gate.min_p = next((t for t in STRICT_STEPS if worst < t), STRICT_STEPS[-1])
+    gate.quote_min_covered = gate.min_p
     pairs = [(answerable, p >= gate.min_p) for answerable, p in scored]
     gate.fitted["strict_min_p"] = gate.min_p
     gate.fitted["strict_balanced_accuracy"] = round(_balanced(pairs), 4)

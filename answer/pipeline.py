@@ -104,20 +104,24 @@ class Pipeline:
                       embed: EmbedFn | None = None, embed_model_id: str | None = None
                       ) -> Pipeline:
         a = settings.answer
+        gate, adapted = _gate(gate_file(settings), retriever)
         decider = Decider(
             llm, embed, retriever.cues_for if retriever is not None else (lambda _hit: ()),
             getattr(retriever, "term_coverage", None),
             getattr(retriever, "lecture_windows", lambda _lecture: ()),
-            getattr(retriever, "said_in_few_lectures", None), Gate.load(a.gate_file),
+            getattr(retriever, "said_in_few_lectures", None), gate,
             _course_check(a.course_file, embed, embed_model_id), a.gate_candidates,
-            a.focus_windows, a.passage_chars, a.passages, a.focus_reach)
+            a.focus_windows, a.passage_chars, a.passages, a.focus_reach, adapted)
+        quote = QuoteSettings.of(a)
+        if gate.quote_min_covered is not None and "quote_min_covered" not in a.model_fields_set:
+            quote = replace(quote, min_covered=gate.quote_min_covered)
         return cls(
             llm=llm, embed=embed, decider=decider,
             strategy=resolved_strategy(a.strategy, settings.llm.base_url),
             context_chars=settings.llm.context_chars, max_tokens=settings.llm.max_tokens,
             gated_max_tokens=a.gated_max_tokens, postcheck=a.postcheck,
             min_new_words=a.min_new_words, mentions=settings.search.query_rewrite,
-            quote=QuoteSettings.of(a))
+            quote=quote)
 
     @property
     def gate(self) -> Gate:
@@ -383,3 +387,33 @@ def _course_check(path: Any, embed: EmbedFn | None, embed_model_id: str | None
         return None
     return course
 
+
+
+def gate_file(settings: Any) -> Any:
+    """The gate the settings name (``AULA_GATE_FILE``); unset, the one that reads the
+    course-adapted model where the index has one (``aula adapt``), else the default."""
+    from corpus.adapt.store import MODEL, adapted_dir
+
+    if settings.answer.gate_file is not None:
+        return settings.answer.gate_file
+    return "adapted" if (adapted_dir(settings.index.dir) / MODEL).is_dir() else None
+
+
+def _gate(path: Any, retriever: Any) -> tuple[Gate, Any]:
+    """The gate in ``path`` and, when it reads the course-adapted model's signals, the function
+    that measures them (the retriever's, read afresh each time: a new index version brings its
+    own; None where it has none). A gate that reads them over an index without an adapted
+    model gives way to the default gate, with one warning."""
+    gate = Gate.load(path)
+    if gate.reads_adapted and getattr(retriever, "adapted", None) is None:
+        log.warning("gate %s reads the course-adapted model, which this index has not or "
+                    "which cannot be read (`aula adapt`): the default gate decides", path)
+        gate = Gate.load(None)
+    if retriever is None or not hasattr(retriever, "adapted"):
+        return gate, None
+
+    def adapted(question: str) -> Any:
+        signals = retriever.adapted
+        return signals(question) if signals is not None else None
+
+    return gate, adapted

@@ -292,7 +292,11 @@ class AnswerSettings(BaseModel):
     )
     gate_file: Path | None = Field(
         default=None,
-        description="A fitted gate (`aula fit-gate`); `strict`: `answer/gate_strict.json`.",
+        description="A fitted gate (`aula fit-gate`); `strict`: `answer/gate_strict.json`; "
+        "`adapted`: `answer/gate_adapted.json`, which reads the course-adapted model of "
+        "`aula adapt` (the default gate decides, with a warning, where the index has none); "
+        "`default`: `answer/gate.json`. Unset: `adapted` where the index has an adapted "
+        "model, else `default`.",
     )
     course_file: str | None = Field(
         default=None,

@@ -13,6 +13,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from answer.evidence import (
+    ADAPTED,
     FEATURES,
     Gate,
     GateQuestion,
@@ -38,11 +39,17 @@ def read_gate_questions(paths: Sequence[Path], split: str, without_kind: Sequenc
 
 
 def measure(s: Settings, qs: Sequence[GateQuestion], *, k: int = 10, llm_check: bool = True,
-            progress: bool = True) -> tuple[list[GateSample], str]:
+            progress: bool = True, adapted: bool = False) -> tuple[list[GateSample], str]:
     """The gate's signals of each question, searched as ``/ask`` searches (``llm_check``: with
-    the LLM's evidence check), and the LLM they were measured with."""
+    the LLM's evidence check; ``adapted``: with the index's course-adapted model's signals
+    too, where it has one), and the LLM they were measured with."""
     services = build_services(s)
     with services.stack:
+        if adapted and services.retriever.adapted is None:
+            from corpus.adapt.signals import load_signals
+
+            services.retriever.adapted = load_signals(s.index.dir, services.retriever.data,
+                                                      device=s.embedding.device, progress=True)
         samples = []
         for q in tqdm(qs, desc="evidência", unit="pergunta", disable=not progress):
             found = services.find(q.question, k)  # as /ask
@@ -55,13 +62,14 @@ def measure(s: Settings, qs: Sequence[GateQuestion], *, k: int = 10, llm_check: 
 
 
 def samples_for(s: Settings, qs: Sequence[GateQuestion], samples_file: Path | None, *,
-                k: int = 10, llm_check: bool = True, progress: bool = True
-                ) -> tuple[list[GateSample], str]:
+                k: int = 10, llm_check: bool = True, progress: bool = True,
+                adapted: bool = False) -> tuple[list[GateSample], str]:
     """The signals stored in ``samples_file`` when it exists; else measured (``measure``) and
     stored there when it is named."""
     if samples_file is not None and samples_file.exists():
         return read_samples(samples_file)
-    samples, model = measure(s, qs, k=k, llm_check=llm_check, progress=progress)
+    samples, model = measure(s, qs, k=k, llm_check=llm_check, progress=progress,
+                             adapted=adapted)
     if samples_file is not None:
         samples_file.write_text("".join(
             json.dumps({**asdict(x), "model": model}) + "\n" for x in samples))
@@ -94,8 +102,9 @@ def fit_gate(s: Settings, questions: Sequence[Path], *, split: str = "fit",
     if strict and fallback is not None:
         raise InputError("--strict with --fallback: a strict gate has no fallback")
     qs = read_gate_questions(questions, split, without_kind)
+    wanted = {f.strip() for f in (features or "").split(",")}
     samples, model = samples_for(s, qs, samples_file, k=k, llm_check=llm_check,
-                                 progress=progress)
+                                 progress=progress, adapted=bool(wanted & ADAPTED))
     if features:
         samples = only_features(samples, features)
     gate = fit(samples, model=model)

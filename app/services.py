@@ -139,6 +139,11 @@ class Services:
         """Every window of ``lecture_id`` in the index being served (a summary's)."""
         return self._retriever.lecture_windows(lecture_id)
 
+    @property
+    def adapted(self) -> Any:
+        """The current index's course-adapted signals (None where the gate reads none)."""
+        return self.retriever.adapted
+
     def term_coverage(self, question: str, texts: Any) -> float:
         """The evidence gate's ``idf_cov`` over the index being served."""
         return self._retriever.term_coverage(question, texts)
@@ -206,11 +211,29 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
         reranker = load_adapted(settings.index.dir, device=settings.embedding.device)
     rewriter = (QueryRewriter.for_corpus(data.segments["text"].tolist())
                 if settings.search.query_rewrite else None)
-    return Retriever(data, embedder, settings.search.mode,
-                     fusion=load_fusion(settings.index.dir, settings.search.fusion_file),
-                     rewriter=rewriter, reranker=reranker,
-                     rerank_candidates=settings.search.rerank_candidates,
-                     store=open_vector_store(settings, data, shared=shared_store))
+    retriever = Retriever(data, embedder, settings.search.mode,
+                          fusion=load_fusion(settings.index.dir, settings.search.fusion_file),
+                          rewriter=rewriter, reranker=reranker,
+                          rerank_candidates=settings.search.rerank_candidates,
+                          store=open_vector_store(settings, data, shared=shared_store))
+    if reads_adapted(settings):
+        from corpus.adapt.signals import load_signals
+
+        # with the adapted rerank, its model (one that could not be loaded has warned once)
+        shared = settings.search.rerank == "adapted"
+        if reranker is not None or not shared:
+            retriever.adapted = load_signals(
+                settings.index.dir, data, device=settings.embedding.device,
+                embedder=reranker.embedder if shared and reranker is not None else None)
+    return retriever
+
+
+def reads_adapted(settings: Settings) -> bool:
+    """Whether the configured gate reads the course-adapted model's signals."""
+    from answer.evidence import Gate
+    from answer.pipeline import gate_file
+
+    return Gate.load(gate_file(settings)).reads_adapted
 
 
 def likelihood_reranker(settings: Settings) -> Any:

@@ -78,12 +78,41 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def answerer(base: Any, name: str) -> Any:
+GATE_VARIANTS = {
+    # the quote strategy decided by a named gate (``AULA_GATE_FILE``), by name in
+    # BENCH_ANSWER_STRATEGIES: the gate reading the course-adapted model of the set's index
+    # (what ``quote`` uses where the index has one), and the default gate, which reads none
+    "quote-adapted": "adapted",
+    "quote-default-gate": "default",
+}
+
+
+def answerer(base: Any, name: str, services: Any = None) -> Any:
     """The service's pipeline answering by strategy ``name`` or by the quote variant of that
-    name (``VARIANTS``)."""
+    name (``VARIANTS``, ``GATE_VARIANTS``)."""
+    if name in GATE_VARIANTS:
+        return _with_gate(base, GATE_VARIANTS[name], services)
     if name in VARIANTS:
         return replace(base, strategy="quote", quote=replace(base.quote, **VARIANTS[name]))
     return replace(base, strategy=name)
+
+
+def _with_gate(base: Any, gate_file: str, services: Any) -> Any:
+    """The quote strategy decided by ``gate_file``, at that gate's own quote cut; a gate that
+    reads the course-adapted model gets the index's (an error where it has none)."""
+    from answer.evidence import Gate
+    from corpus.adapt.signals import load_signals
+
+    gate = Gate.load(Path(gate_file))
+    if gate.reads_adapted and services.retriever.adapted is None:
+        services.retriever.adapted = load_signals(
+            services.settings.index.dir, services.retriever.data, progress=True)
+        if services.retriever.adapted is None:
+            raise SystemExit(f"{services.settings.index.dir}: no adapted model for the "
+                             f"{gate_file} gate (aula adapt)")
+    cut = gate.quote_min_covered if gate.quote_min_covered is not None else base.quote.min_covered
+    return replace(base, strategy="quote", decider=replace(base.decider, gate=gate),
+                   quote=replace(base.quote, min_covered=cut))
 
 
 def _index(embedder: Any, name: str = "3b1b") -> Path:
@@ -351,7 +380,7 @@ def _run_set(set_name: str, split: str, strategies: list[str],
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in strategies}
     with services.stack:
         base = services.pipeline
-        answerers = {name: answerer(base, name) for name in strategies}
+        answerers = {name: answerer(base, name, services) for name in strategies}
         warm = replace(qs[0], qid="warm-up", question="o que é um vetor?", answerable=True)
         _one(services, answerers[strategies[0]], warm, 10)  # warm-up: no cached prompt yet
         plan = [(name, q) for name in strategies

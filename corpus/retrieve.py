@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
@@ -97,6 +97,9 @@ class Retriever:
         self.rewriter = rewriter
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
+        self.adapted: Callable[[str], dict[str, float]] | None = None
+        """The course-adapted model's signals of a question (``corpus.adapt.signals``), set
+        where the gate reads them."""
         segs = data.segments
         self._ids = segs["corpus_id"].to_numpy(np.int64)
         self._lecture = segs["lecture_id"].to_numpy()

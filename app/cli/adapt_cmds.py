@@ -40,7 +40,8 @@ def adapt(
     """Adapt search to this course: the LLM writes student-style questions for passages of the
     index (INDEX/adapted/questions.jsonl, resumable), hard negatives are mined from the same
     lecture and from lectures on the same subject, and the E5 model is fine-tuned on them into
-    INDEX/adapted/, which search reranks its first hits with when AULA_RERANK=adapted."""
+    INDEX/adapted/, which search reranks its first hits with when AULA_RERANK=adapted and the
+    evidence gate reads when AULA_GATE_FILE=adapted."""
     from corpus.adapt.questions import QUESTIONS_FILE, QuestionCache, passages, todo
     from corpus.adapt.store import adapted_dir
 
@@ -65,16 +66,26 @@ def adapt(
             "questions": len(cache.questions()),
         }
         if train:
-            from app.services import embedder_from_settings
-            from corpus.adapt.train import train_adapted
-
-            result.update(train_adapted(s.index.dir, embedder_from_settings(s), data,
-                                        cache.questions(), epochs=epochs, seed=seed,
-                                        gap=negative_gap, progress=not json_out))
+            result.update(_train(s, data, cache.questions(), epochs=epochs, seed=seed,
+                                 gap=negative_gap, progress=not json_out))
     if json_out:
         print_json(result)
     else:
         _echo(result)
+
+
+def _train(s: Any, data: Any, questions: list[Any], *, epochs: int, seed: int, gap: float,
+           progress: bool) -> dict[str, Any]:
+    """The model fine-tuned into INDEX/adapted/, then the index's units read by it once (what
+    the adapted gate compares a question with)."""
+    from app.services import embedder_from_settings
+    from corpus.adapt.signals import load_signals
+    from corpus.adapt.train import train_adapted
+
+    result = train_adapted(s.index.dir, embedder_from_settings(s), data, questions,
+                           epochs=epochs, seed=seed, gap=gap, progress=progress)
+    load_signals(s.index.dir, data, device=s.embedding.device, progress=progress)
+    return result
 
 
 def _echo(result: dict[str, Any]) -> None:

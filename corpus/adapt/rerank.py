@@ -46,13 +46,14 @@ class AdaptedReranker:
 
 
 def load_adapted(index_root: Path | str, *, device: str | None = None,
-                 prior: float = ADAPTED_PRIOR) -> AdaptedReranker | None:
+                 prior: float = ADAPTED_PRIOR, purpose: str = "AULA_RERANK=adapted"
+                 ) -> AdaptedReranker | None:
     """The index's adapted model, or None, with one warning, when there is none or its folder
     cannot be read (corrupt, half copied, another format): search goes on with its own
     ranking."""
     folder = adapted_dir(index_root) / MODEL
     if not folder.exists():
-        log.warning("AULA_RERANK=adapted, but %s holds no adapted model: run `aula adapt`",
+        log.warning("%s, but %s holds no adapted model: run `aula adapt`", purpose,
                     index_root)
         return None
     try:
@@ -67,7 +68,7 @@ def load_adapted(index_root: Path | str, *, device: str | None = None,
         if not np.isfinite(probe).all():
             raise ValueError("the model gives non-finite vectors")
     except Exception as exc:  # any fault of the folder: search must go on without it
-        log.warning("adapted model in %s cannot be loaded (%s): searching without it; run "
-                    "`aula adapt` again", folder, str(exc).splitlines()[0][:300])
+        log.warning("adapted model in %s cannot be loaded (%s): going on without it (%s); "
+                    "run `aula adapt` again", folder, str(exc).splitlines()[0][:300], purpose)
         return None
     return AdaptedReranker(embedder, manifest, prior=prior)

@@ -58,6 +58,8 @@ def test_a_strict_gate_answers_none_of_the_fitting_questions_the_lectures_do_not
                for s in samples if s.answerable)
     assert 0 < kept < 8 and gate.fitted["strict_answerable_answered"] == kept
     assert Gate.from_json(gate.to_json()).min_p == gate.min_p  # stored and read back
+    # the quote strategy quotes from the same P with this gate, not the default gate's cut
+    assert Gate.from_json(gate.to_json()).quote_min_covered == gate.min_p
 
 
 def test_threshold_gate_keeps_the_best_passage_and_those_above_p_pass() -> None:

@@ -132,3 +132,54 @@ def test_questions_written_on_ray_workers(tmp_path) -> None:  # type: ignore[no-
     rows = [json.loads(x) for x in (index / "adapted" / "questions.jsonl").read_text().splitlines()]
     assert len({r["key"] for r in rows}) == 6
     assert all(r["question"].startswith("o que a aula fala sobre") for r in rows)
+
+
+def test_the_adapted_gate_reads_the_course_from_the_adapted_model(adapted, tmp_path
+                                                                  ) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from app.config import Settings
+    from app.services import embedder_from_settings, retriever_for
+    from corpus.index import IndexStore
+
+    index, _, _ = adapted
+    copy = tmp_path / "index"
+    shutil.copytree(index, copy)
+    data = IndexStore(copy).load()
+    vectors = copy / "adapted" / "unit_vectors.npy"
+    assert np.load(vectors).shape[0] == len(data.units)  # read once by `aula adapt`
+    written = vectors.stat().st_mtime_ns
+    settings = Settings(index_dir=copy, gate_file="adapted")
+    retriever = retriever_for(settings, data, embedder_from_settings(settings))
+    assert retriever.adapted is not None and vectors.stat().st_mtime_ns == written  # reused
+    # unset, the gate is the adapted one wherever the index has an adapted model
+    auto = retriever_for(Settings(index_dir=copy), data, embedder_from_settings(settings))
+    assert auto.adapted is not None
+    covered = retriever.adapted("qual a derivada do seno?")
+    elsewhere = retriever.adapted("qual a capital da Mongólia?")
+    assert covered["adapted_top"] > elsewhere["adapted_top"]
+    assert covered["adapted_z"] > elsewhere["adapted_z"] > 0
+    # another index version (one unit fewer): its units are read again, not the stale vectors
+    fewer = replace_units(data, data.units.iloc[1:].reset_index(drop=True))
+    again = retriever_for(settings, fewer, embedder_from_settings(settings))
+    assert again.adapted is not None and np.load(vectors).shape[0] == len(data.units) - 1
+
+
+def replace_units(data, units):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    return replace(data, units=units, unit_vectors=None)
+
+
+def test_the_adapted_gate_without_an_adapted_model_gives_way_to_the_default(
+        tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
+    index = tmp_path / "index"
+    assert run("ingest", str(SAMPLES), index=index).returncode == 0
+    with FakeLLMServer() as llm, caplog.at_level(logging.WARNING):
+        res = run_aula("ask", "o que é sobreajuste?", "--json", AULA_INDEX_DIR=str(index),
+                       AULA_GATE_FILE="adapted", AULA_LLM_BASE_URL=llm.base_url)
+    assert res.returncode == 0, res.stderr
+    reply = json.loads(res.stdout)
+    assert reply["covered"] and "P(covered)" in reply["reason"]
+    warned = [r.getMessage() for r in caplog.records if "course-adapted" in r.getMessage()]
+    assert len(warned) == 1 and "aula adapt" in warned[0]

@@ -1,0 +1,107 @@
+"""The adapted model's reading of a question against the whole course: how close the course's
+best 30 s unit comes (``adapted_top``) and how far it stands out from the course's other units
+(``adapted_z``, in standard deviations). Signals of the evidence gate that reads them
+(``AULA_GATE_FILE=adapted``).
+
+On recorded live classes the base E5's best unit sits near 0.90 for every question, covered or
+not; the model fine-tuned on the course's own passages spreads them apart (fitting questions,
+covered against uncovered, AUC 0.76 → 0.87 for the best unit on the live classes, 0.95 → 1.00
+on 3b1b-pt; docs/answers.md).
+
+The units' vectors by the adapted model are computed once and kept in
+``INDEX/adapted/unit_vectors.npy``, keyed by the units and the model they were computed from:
+a new index version or a new model computes them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corpus.adapt.store import MANIFEST, MODEL, adapted_dir
+
+log = logging.getLogger(__name__)
+
+VECTORS = "unit_vectors.npy"
+VECTORS_KEY = "unit_vectors.json"
+SIGNALS = ("adapted_top", "adapted_z")
+
+
+class AdaptedSignals:
+    """The adapted model's best unit cosine over the whole index and its z-score."""
+
+    def __init__(self, embedder: Any, unit_vectors: np.ndarray) -> None:
+        self.embedder = embedder
+        self.units = np.asarray(unit_vectors, dtype=np.float32)
+
+    def __call__(self, question: str) -> dict[str, float]:
+        q = np.asarray(self.embedder.embed([question], "query"), dtype=np.float32)[0]
+        scores = self.units @ q
+        top = float(scores.max())
+        spread = float(scores.std()) or 1.0
+        return {"adapted_top": top, "adapted_z": (top - float(scores.mean())) / spread}
+
+
+def _key(units: Any, manifest: dict[str, Any]) -> dict[str, Any]:
+    digest = hashlib.sha256("\n".join(units["text_hash"].astype(str)).encode()).hexdigest()
+    model = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
+    return {"units": int(len(units)), "units_sha256": digest, "model_sha256": model}
+
+
+def unit_vectors(index_root: Path | str, units: Any, embedder: Any,
+                 manifest: dict[str, Any], *, progress: bool = False) -> np.ndarray:
+    """The units' vectors by the adapted model: read from ``adapted/`` when they were computed
+    from these units and this model, else computed and stored (atomically)."""
+    folder = adapted_dir(index_root)
+    key = _key(units, manifest)
+    path, key_path = folder / VECTORS, folder / VECTORS_KEY
+    try:
+        if json.loads(key_path.read_text(encoding="utf-8")) == key:
+            vectors = np.load(path)
+            if vectors.shape[0] == len(units):
+                return vectors
+    except (OSError, ValueError):
+        pass
+    log.info("the adapted model reads the index's %d units once (kept in %s)", len(units),
+             folder)
+    vectors = np.asarray(embedder.embed(units["text"].astype(str).tolist(), "passage",
+                                        progress=progress), dtype=np.float32)
+    tmp = folder / (VECTORS + ".tmp")
+    with tmp.open("wb") as f:
+        np.save(f, vectors)
+    os.replace(tmp, path)
+    tmp_key = folder / (VECTORS_KEY + ".tmp")
+    tmp_key.write_text(json.dumps(key), encoding="utf-8")
+    os.replace(tmp_key, key_path)
+    return vectors
+
+
+def load_signals(index_root: Path | str, data: Any, *, device: str | None = None,
+                 embedder: Any = None, progress: bool = False) -> AdaptedSignals | None:
+    """The adapted signals over ``data``'s units, or None with one warning when the index has
+    no adapted model, no units, or a folder that cannot be read."""
+    from corpus.adapt.rerank import load_adapted
+
+    if data.units is None or len(data.units) == 0:
+        log.warning("the index has no 30 s units: the adapted gate cannot read it")
+        return None
+    if embedder is None:
+        loaded = load_adapted(index_root, device=device, purpose="the adapted gate")
+        if loaded is None:
+            return None
+        embedder, manifest = loaded.embedder, loaded.manifest
+    else:
+        manifest = json.loads((adapted_dir(index_root) / MODEL / MANIFEST).read_text("utf-8"))
+    try:
+        vectors = unit_vectors(index_root, data.units, embedder, manifest, progress=progress)
+    except Exception as exc:  # an unwritable folder or a failing model: decide without it
+        log.warning("the adapted model cannot read the index's units (%s): the default gate "
+                    "decides", str(exc).splitlines()[0][:300])
+        return None
+    return AdaptedSignals(embedder, vectors)
