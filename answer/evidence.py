@@ -40,12 +40,15 @@ from eval.logistic import Logistic, json_object, number
 
 DEFAULT_GATE_FILE = Path(__file__).with_name("gate.json")
 STRICT_GATE_FILE = Path(__file__).with_name("gate_strict.json")
-ADAPTED_GATE_FILE = Path(__file__).with_name("gate_adapted.json")
 """``AULA_GATE_FILE=strict``: the default's signals fitted on the same questions with course
 logistics included, answering only from the P(covered) at which none of the fitting questions
 the lectures do not cover is answered (``aula fit-gate --strict``, ``min_p`` 0.6); declines
 more questions on neighbouring subjects, and more answerable ones too, and never answers what
 the default declines."""
+ADAPTED_GATE_FILE = Path(__file__).with_name("gate_adapted.json")
+"""``AULA_GATE_FILE=adapted``, the default where the index has a course-adapted model: the
+default's signals and the adapted model's ``adapted_z`` (``corpus.adapt.signals``), fitted on
+the fitting questions of two courses, each over its own adapted model."""
 
 GATE_USER = (
     "TEXTO (transcrição de uma aula):\n{contexts}\n\n"
@@ -373,9 +376,8 @@ class Gate:
     @classmethod
     def load(cls, path: Path | None = None) -> Gate:
         """The gate in ``path`` (``strict``, ``adapted``, ``default``: the shipped ones); without
-        a path, the
-        shipped default, or the unfitted thresholds if it is missing. A named file that does
-        not exist is an error naming it, never a silent fallback."""
+        a path, the shipped default, or the unfitted thresholds if it is missing. A named file
+        that does not exist is an error naming it, never a silent fallback."""
         if path is None:
             if not DEFAULT_GATE_FILE.exists():
                 return cls()

@@ -388,7 +388,6 @@ def _course_check(path: Any, embed: EmbedFn | None, embed_model_id: str | None
     return course
 
 
-
 def gate_file(settings: Any) -> Any:
     """The gate the settings name (``AULA_GATE_FILE``); unset, the one that reads the
     course-adapted model where the index has one (``aula adapt``), else the default."""

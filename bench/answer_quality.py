@@ -29,7 +29,11 @@ answers have no label yet.
 Two sets: ``3b1b`` (the lecture captions, ``answers_3b1b.jsonl``) and ``fastapi`` (recorded live
 classes in spoken Portuguese with ASR errors, ``answers_fastapi.jsonl`` over
 ``../shared/corpora/fastapi-zero-pt-dev``). BENCH_ANSWER_SETS=3b1b,fastapi chooses (default
-both); BENCH_ANSWER_STRATEGIES=direct,gated,quote the strategies (default all three).
+both); BENCH_ANSWER_STRATEGIES=direct,gated,quote the strategies (default all three), or
+variants by name: ``quote-adapted`` and ``quote-default-gate`` are the quote decided by the gate
+that reads the course-adapted model and by the default gate. Where a set's index holds an
+adapted model (``INDEX/adapted/model``, written by ``aula adapt``; the bench does not write it:
+hours of questions on 2 cores), the strategies' gate is the adapted one, as the service's is.
 
 BENCH_ANSWER_N limits every strategy to the first N answerable and N uncovered questions (a
 quick reading, for example of a change's before and after); BENCH_DIRECT_N limits the direct

@@ -40,8 +40,8 @@ def adapt(
     """Adapt search to this course: the LLM writes student-style questions for passages of the
     index (INDEX/adapted/questions.jsonl, resumable), hard negatives are mined from the same
     lecture and from lectures on the same subject, and the E5 model is fine-tuned on them into
-    INDEX/adapted/, which search reranks its first hits with when AULA_RERANK=adapted and the
-    evidence gate reads when AULA_GATE_FILE=adapted."""
+    INDEX/adapted/, which the evidence gate then reads (unless AULA_GATE_FILE names another)
+    and search reranks its first hits with when AULA_RERANK=adapted."""
     from corpus.adapt.questions import QUESTIONS_FILE, QuestionCache, passages, todo
     from corpus.adapt.store import adapted_dir
 
