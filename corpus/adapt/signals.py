@@ -9,8 +9,8 @@ covered against uncovered, AUC 0.76 → 0.87 for the best unit on the live class
 on 3b1b-pt; docs/answers.md).
 
 The units' vectors by the adapted model are computed once and kept in
-``INDEX/adapted/unit_vectors.npy``, keyed by the units and the model they were computed from:
-a new index version or a new model computes them again.
+``INDEX/adapted/unit_vectors.npz`` with the text hash of each unit and the model they were
+computed with: a new index version reads only its new or changed units, a new model all.
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from corpus.adapt.store import MANIFEST, MODEL, adapted_dir
 
 log = logging.getLogger(__name__)
 
-VECTORS = "unit_vectors.npy"
-VECTORS_KEY = "unit_vectors.json"
+VECTORS = "unit_vectors.npz"
 SIGNALS = ("adapted_top", "adapted_z")
 
 
@@ -48,37 +47,45 @@ class AdaptedSignals:
         return {"adapted_top": top, "adapted_z": (top - float(scores.mean())) / spread}
 
 
-def _key(units: Any, manifest: dict[str, Any]) -> dict[str, Any]:
-    digest = hashlib.sha256("\n".join(units["text_hash"].astype(str)).encode()).hexdigest()
-    model = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
-    return {"units": int(len(units)), "units_sha256": digest, "model_sha256": model}
+def _model_key(manifest: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
+
+
+def _stored(folder: Path, model: str) -> dict[str, np.ndarray]:
+    """The vectors kept in ``folder`` by their unit's text hash, when the same model wrote
+    them (else none)."""
+    try:
+        with np.load(folder / VECTORS) as kept:
+            if str(kept["model_sha256"]) != model:
+                return {}
+            return dict(zip(kept["text_hash"].tolist(), kept["vectors"], strict=True))
+    except (OSError, ValueError, KeyError):
+        return {}
 
 
 def unit_vectors(index_root: Path | str, units: Any, embedder: Any,
                  manifest: dict[str, Any], *, progress: bool = False) -> np.ndarray:
-    """The units' vectors by the adapted model: read from ``adapted/`` when they were computed
-    from these units and this model, else computed and stored (atomically)."""
+    """The units' vectors by the adapted model: those kept in ``adapted/`` reused by the
+    unit's text (a new index version reads only its new or changed units), the others
+    computed, and the whole stored again in one file, replaced atomically."""
     folder = adapted_dir(index_root)
-    key = _key(units, manifest)
-    path, key_path = folder / VECTORS, folder / VECTORS_KEY
-    try:
-        if json.loads(key_path.read_text(encoding="utf-8")) == key:
-            vectors = np.load(path)
-            if vectors.shape[0] == len(units):
-                return vectors
-    except (OSError, ValueError):
-        pass
-    log.info("the adapted model reads the index's %d units once (kept in %s)", len(units),
-             folder)
-    vectors = np.asarray(embedder.embed(units["text"].astype(str).tolist(), "passage",
-                                        progress=progress), dtype=np.float32)
+    model = _model_key(manifest)
+    kept = _stored(folder, model)
+    hashes = units["text_hash"].astype(str).tolist()
+    missing = [i for i, h in enumerate(hashes) if h not in kept]
+    if not missing:
+        return np.stack([kept[h] for h in hashes]).astype(np.float32)
+    log.info("the adapted model reads %d of the index's %d units (kept in %s)", len(missing),
+             len(hashes), folder)
+    texts = units["text"].astype(str).tolist()
+    new = np.asarray(embedder.embed([texts[i] for i in missing], "passage",
+                                    progress=progress), dtype=np.float32)
+    kept.update(zip((hashes[i] for i in missing), new, strict=True))
+    vectors = np.stack([kept[h] for h in hashes]).astype(np.float32)
     tmp = folder / (VECTORS + ".tmp")
     with tmp.open("wb") as f:
-        np.save(f, vectors)
-    os.replace(tmp, path)
-    tmp_key = folder / (VECTORS_KEY + ".tmp")
-    tmp_key.write_text(json.dumps(key), encoding="utf-8")
-    os.replace(tmp_key, key_path)
+        np.savez(f, vectors=vectors, text_hash=np.array(hashes), model_sha256=np.array(model))
+    os.replace(tmp, folder / VECTORS)
     return vectors
 
 

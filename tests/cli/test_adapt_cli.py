@@ -146,8 +146,10 @@ def test_the_adapted_gate_reads_the_course_from_the_adapted_model(adapted, tmp_p
     copy = tmp_path / "index"
     shutil.copytree(index, copy)
     data = IndexStore(copy).load()
-    vectors = copy / "adapted" / "unit_vectors.npy"
-    assert np.load(vectors).shape[0] == len(data.units)  # read once by `aula adapt`
+    vectors = copy / "adapted" / "unit_vectors.npz"
+    with np.load(vectors) as kept:  # read once by `aula adapt`
+        first = kept["vectors"]
+    assert first.shape[0] == len(data.units)
     written = vectors.stat().st_mtime_ns
     settings = Settings(index_dir=copy, gate_file="adapted")
     retriever = retriever_for(settings, data, embedder_from_settings(settings))
@@ -159,10 +161,16 @@ def test_the_adapted_gate_reads_the_course_from_the_adapted_model(adapted, tmp_p
     elsewhere = retriever.adapted("qual a capital da Mongólia?")
     assert covered["adapted_top"] > elsewhere["adapted_top"]
     assert covered["adapted_z"] > elsewhere["adapted_z"] > 0
-    # another index version (one unit fewer): its units are read again, not the stale vectors
-    fewer = replace_units(data, data.units.iloc[1:].reset_index(drop=True))
-    again = retriever_for(settings, fewer, embedder_from_settings(settings))
-    assert again.adapted is not None and np.load(vectors).shape[0] == len(data.units) - 1
+    # another index version (its first unit gone, another changed): the kept units' vectors
+    # are reused, only the changed one is read, and the stored ones follow the new version
+    units = data.units.iloc[1:].reset_index(drop=True)
+    units.loc[0, ["text", "text_hash"]] = ["a derivada do seno é o cosseno", "changed"]
+    again = retriever_for(settings, replace_units(data, units), embedder_from_settings(settings))
+    assert again.adapted is not None
+    with np.load(vectors) as kept:
+        assert kept["vectors"].shape[0] == len(units) and kept["text_hash"][0] == "changed"
+        assert np.allclose(kept["vectors"][1:], first[2:])
+        assert not np.allclose(kept["vectors"][0], first[1])
 
 
 def replace_units(data, units):  # type: ignore[no-untyped-def]
