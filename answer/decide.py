@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from answer.course import CourseCheck
-from answer.evidence import Decision, Gate, check_passages, features
+from answer.evidence import Decision, Gate, check_passages, default_gate, features
 from answer.question import Question
 from answer.replies import Moment, passage_moment
 from answer.summary import SUMMARY_PASSAGES, spread, summary_decision, summary_lecture
@@ -83,6 +83,15 @@ class Decider:
         return features(about, passages, probs, hits,
                         self.term_coverage if wanted else None, self.rare_word, adapted)
 
+    def deciding(self, feats: Mapping[str, float]) -> Gate:
+        """The gate that decides on ``feats``: the default gate where this gate reads the
+        course-adapted model's signals and they could not be measured (a new index version
+        whose adapted model failed to load), not the adapted gate reading them as 0."""
+        assert self.gate is not None
+        if self.gate.reads_adapted and not all(k in feats for k in self.gate.weights):
+            return default_gate()
+        return self.gate
+
     @property
     def reads_idf(self) -> bool:
         return self.gate is not None and self.gate.reads_idf
@@ -100,7 +109,7 @@ class Decider:
         feats = self.features(question.about, passages, probs, hits)
         # a comparison reads one passage more: besides the first hit, each side's best
         budget = self.max_passages + (question.sides is not None)
-        decision = self.gate.decide(probs, [h.score for h in hits], budget, feats)
+        decision = self.deciding(feats).decide(probs, [h.score for h in hits], budget, feats)
         windows: list[Hit] = []
         if question.summary:
             decision, windows = self.summary_decision(question.about, hits, decision)

@@ -17,6 +17,7 @@ ships the ones fitted on our bench's fitting half with the embedded model):
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -391,6 +392,12 @@ class Gate:
         if not path.is_file():
             raise InputError(f"gate file {path} (AULA_GATE_FILE) not found")
         return cls.from_json(path.read_text(encoding="utf-8"), str(path))
+
+
+@functools.cache
+def default_gate() -> Gate:
+    """The shipped default gate, read once."""
+    return Gate.load()
 
 
 # --- fitting ---------------------------------------------------------------------------------

@@ -233,7 +233,10 @@ def reads_adapted(settings: Settings) -> bool:
     from answer.evidence import Gate
     from answer.pipeline import gate_file
 
-    return Gate.load(gate_file(settings)).reads_adapted
+    try:
+        return Gate.load(gate_file(settings)).reads_adapted
+    except InputError:  # a gate file that cannot be read: its error comes where it decides
+        return False
 
 
 def likelihood_reranker(settings: Settings) -> Any:

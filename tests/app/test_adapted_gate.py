@@ -71,3 +71,18 @@ def test_an_adapted_gate_without_an_adapted_model_gives_way_to_the_default(
     assert not pipeline.gate.reads_adapted and pipeline.gate.weights == Gate.load().weights
     warned = [r.getMessage() for r in caplog.records if "course-adapted" in r.getMessage()]
     assert len(warned) == 1 and "aula adapt" in warned[0]
+
+
+def test_signals_that_could_not_be_measured_leave_the_decision_to_the_default_gate() -> None:
+    from answer.decide import Decider
+
+    gate = Gate(weights={"top_unit": 150.0, "adapted_z": 2.0, "term_cov": 6.0}, bias=-150.0)
+    decider = Decider(llm=None, gate=gate)
+    measured = {"top_unit": 0.91, "adapted_z": 6.0, "term_cov": 1.0}
+    assert decider.deciding(measured) is gate
+    # read as 0, the missing z-score would decline every question; the default gate decides
+    unmeasured = {"top_unit": 0.91, "term_cov": 1.0}
+    assert not gate.decide([None], [0.9], feats=unmeasured).covered
+    fallback = decider.deciding(unmeasured)
+    assert fallback.weights == Gate.load().weights
+    assert fallback.decide([None], [0.9], feats=unmeasured).covered
