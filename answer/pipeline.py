@@ -36,7 +36,7 @@ from answer.citations import build_citations, cite, cite_all, cited_numbers
 from answer.course import CourseCheck
 from answer.decide import Decided, Decider
 from answer.direct import MAX_TOKENS, direct_events
-from answer.evidence import Gate
+from answer.evidence import Gate, default_gate
 from answer.generate import Draft, write
 from answer.locate import where_answer
 from answer.question import Question, understand
@@ -407,7 +407,7 @@ def _gate(path: Any, retriever: Any) -> tuple[Gate, Any]:
     if gate.reads_adapted and getattr(retriever, "adapted", None) is None:
         log.warning("gate %s reads the course-adapted model, which this index has not or "
                     "which cannot be read (`aula adapt`): the default gate decides", path)
-        gate = Gate.load(None)
+        gate = default_gate()
     if retriever is None or not hasattr(retriever, "adapted"):
         return gate, None
 

@@ -45,11 +45,8 @@ def measure(s: Settings, qs: Sequence[GateQuestion], *, k: int = 10, llm_check: 
     too, where it has one), and the LLM they were measured with."""
     services = build_services(s)
     with services.stack:
-        if adapted and services.retriever.adapted is None:
-            from corpus.adapt.signals import load_signals
-
-            services.retriever.adapted = load_signals(s.index.dir, services.retriever.data,
-                                                      device=s.embedding.device, progress=True)
+        if adapted:
+            services.read_adapted(progress=progress)
         samples = []
         for q in tqdm(qs, desc="evidência", unit="pergunta", disable=not progress):
             found = services.find(q.question, k)  # as /ask

@@ -144,6 +144,18 @@ class Services:
         """The current index's course-adapted signals (None where the gate reads none)."""
         return self.retriever.adapted
 
+    def read_adapted(self, *, progress: bool = False) -> Any:
+        """The current index's course-adapted signals, loaded now where the gate did not load
+        them (a gate fitted or measured on them); None where the index has no adapted model."""
+        retriever = self.retriever
+        if retriever.adapted is None:
+            from corpus.adapt.signals import load_signals
+
+            retriever.adapted = load_signals(self.settings.index.dir, retriever.data,
+                                             device=self.settings.embedding.device,
+                                             progress=progress)
+        return retriever.adapted
+
     def term_coverage(self, question: str, texts: Any) -> float:
         """The evidence gate's ``idf_cov`` over the index being served."""
         return self._retriever.term_coverage(question, texts)
@@ -222,9 +234,9 @@ def retriever_for(settings: Settings, data: Any, embedder: Any,
         # with the adapted rerank, its model (one that could not be loaded has warned once)
         shared = settings.search.rerank == "adapted"
         if reranker is not None or not shared:
-            retriever.adapted = load_signals(
-                settings.index.dir, data, device=settings.embedding.device,
-                embedder=reranker.embedder if shared and reranker is not None else None)
+            retriever.adapted = load_signals(settings.index.dir, data,
+                                             device=settings.embedding.device,
+                                             model=reranker if shared else None)
     return retriever
 
 

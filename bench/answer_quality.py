@@ -105,15 +105,11 @@ def _with_gate(base: Any, gate_file: str, services: Any) -> Any:
     """The quote strategy decided by ``gate_file``, at that gate's own quote cut; a gate that
     reads the course-adapted model gets the index's (an error where it has none)."""
     from answer.evidence import Gate
-    from corpus.adapt.signals import load_signals
 
     gate = Gate.load(Path(gate_file))
-    if gate.reads_adapted and services.retriever.adapted is None:
-        services.retriever.adapted = load_signals(
-            services.settings.index.dir, services.retriever.data, progress=True)
-        if services.retriever.adapted is None:
-            raise SystemExit(f"{services.settings.index.dir}: no adapted model for the "
-                             f"{gate_file} gate (aula adapt)")
+    if gate.reads_adapted and services.read_adapted(progress=True) is None:
+        raise SystemExit(f"{services.settings.index.dir}: no adapted model for the "
+                         f"{gate_file} gate (aula adapt)")
     cut = gate.quote_min_covered if gate.quote_min_covered is not None else base.quote.min_covered
     return replace(base, strategy="quote", decider=replace(base.decider, gate=gate),
                    quote=replace(base.quote, min_covered=cut))

@@ -24,12 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from corpus.adapt.store import MANIFEST, MODEL, adapted_dir
+from corpus.adapt.store import adapted_dir
 
 log = logging.getLogger(__name__)
 
 VECTORS = "unit_vectors.npz"
-SIGNALS = ("adapted_top", "adapted_z")
 
 
 class AdaptedSignals:
@@ -90,23 +89,23 @@ def unit_vectors(index_root: Path | str, units: Any, embedder: Any,
 
 
 def load_signals(index_root: Path | str, data: Any, *, device: str | None = None,
-                 embedder: Any = None, progress: bool = False) -> AdaptedSignals | None:
-    """The adapted signals over ``data``'s units, or None with one warning when the index has
-    no adapted model, no units, or a folder that cannot be read."""
+                 model: Any = None, progress: bool = False) -> AdaptedSignals | None:
+    """The adapted signals over ``data``'s units (``model``: the index's adapted model already
+    loaded, an ``AdaptedReranker``), or None with one warning when the index has no adapted
+    model, no units, or a folder that cannot be read."""
     from corpus.adapt.rerank import load_adapted
 
     if data.units is None or len(data.units) == 0:
         log.warning("the index has no 30 s units: the adapted gate cannot read it")
         return None
-    if embedder is None:
-        loaded = load_adapted(index_root, device=device, purpose="the adapted gate")
-        if loaded is None:
+    if model is None:
+        model = load_adapted(index_root, device=device, purpose="the adapted gate")
+        if model is None:
             return None
-        embedder, manifest = loaded.embedder, loaded.manifest
-    else:
-        manifest = json.loads((adapted_dir(index_root) / MODEL / MANIFEST).read_text("utf-8"))
+    embedder = model.embedder
     try:
-        vectors = unit_vectors(index_root, data.units, embedder, manifest, progress=progress)
+        vectors = unit_vectors(index_root, data.units, embedder, model.manifest,
+                               progress=progress)
     except Exception as exc:  # an unwritable folder or a failing model: decide without it
         log.warning("the adapted model cannot read the index's units (%s): the default gate "
                     "decides", str(exc).splitlines()[0][:300])
