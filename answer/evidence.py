@@ -22,7 +22,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -244,6 +244,9 @@ class Decision:
     by_fallback: bool = False
     """Covered by the fitted gate's fallback (every rare word of the question in the best
     passage), whose P is on another scale than the main model's."""
+    quote_cut: float | None = None
+    """The deciding gate's own P(covered) from which the quote strategy quotes
+    (``Gate.quote_min_covered``); None: the configured cut, fitted on the default gate's scale."""
 
     @property
     def sure(self) -> float | None:
@@ -313,7 +316,13 @@ class Gate:
 
     def decide(self, probs: Sequence[float | None], scores: Sequence[float],
                max_passages: int = 3, feats: Mapping[str, float] | None = None) -> Decision:
-        """Covered or not, and which passages (indices into ``probs``) go to the generator."""
+        """Covered or not, and which passages (indices into ``probs``) go to the generator,
+        with this gate's own quote cut."""
+        decision = self._decision(probs, scores, max_passages, feats)
+        return replace(decision, quote_cut=self.quote_min_covered)
+
+    def _decision(self, probs: Sequence[float | None], scores: Sequence[float],
+                  max_passages: int, feats: Mapping[str, float] | None) -> Decision:
         readable = [(p, i) for i, p in enumerate(probs) if p is not None]
         pc: float | None
         if self.weights and feats is not None and not self.uses_llm:

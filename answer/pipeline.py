@@ -113,8 +113,6 @@ class Pipeline:
             _course_check(a.course_file, embed, embed_model_id), a.gate_candidates,
             a.focus_windows, a.passage_chars, a.passages, a.focus_reach, adapted)
         quote = QuoteSettings.of(a)
-        if gate.quote_min_covered is not None and "quote_min_covered" not in a.model_fields_set:
-            quote = replace(quote, min_covered=gate.quote_min_covered)
         return cls(
             llm=llm, embed=embed, decider=decider,
             strategy=resolved_strategy(a.strategy, settings.llm.base_url),

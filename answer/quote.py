@@ -94,7 +94,11 @@ class QuoteSettings:
     """The LLM's P(a quote answers) from which it is shown."""
     min_covered: float = QUOTE_MIN_COVERED
     """The gate's fitted P(covered) from which a quote is read; below it, declined (not when
-    the gate's fallback passed the question: its P is on another scale)."""
+    the gate's fallback passed the question: its P is on another scale). A gate that carries
+    its own cut (``Decision.quote_cut``) is held to that one unless ``gate_cut`` is off."""
+    gate_cut: bool = True
+    """Whether the deciding gate's own cut replaces ``min_covered`` (off where the operator set
+    ``AULA_QUOTE_MIN_COVERED``)."""
     read: Literal["quote", "sentences"] = "quote"
     """What the LLM's yes/no reads of each quote: the quote itself, or its best run of
     sentences (shorter and faster on a spoken passage, but wrong more often on the test halves:
@@ -119,8 +123,11 @@ class QuoteSettings:
 
     @classmethod
     def of(cls, answer: object) -> QuoteSettings:
-        """The settings named ``quote_*`` on ``answer`` (``Settings.answer``)."""
-        return cls(**{name: getattr(answer, SETTING[name]) for name in SETTING})
+        """The settings named ``quote_*`` on ``answer`` (``Settings.answer``); a cut the
+        operator set holds whatever the gate."""
+        operator_cut = SETTING["min_covered"] in getattr(answer, "model_fields_set", ())
+        return cls(**{name: getattr(answer, SETTING[name]) for name in SETTING},
+                   gate_cut=not operator_cut)
 
 
 SETTING = {"min_p": "quote_min_p", "min_covered": "quote_min_covered", "read": "quote_read",

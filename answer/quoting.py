@@ -132,7 +132,8 @@ class Quoter:
                ) -> Iterator[str | Reply]:
         """The quote's reply as events (its text, then the ``Reply``)."""
         lang, model = question.language, getattr(self.llm, "model_id", "")
-        cut = self.settings.min_covered
+        cut = (decision.quote_cut if self.settings.gate_cut and decision.quote_cut is not None
+               else self.settings.min_covered)
         if (decision.p_covered is not None and not decision.by_fallback
                 and decision.p_covered < cut):
             yield Reply(question.text, lang, strategy, moments, declined(lang, model), False,

@@ -223,7 +223,9 @@ class AnswerSettings(BaseModel):
         ge=0.0,
         le=1.01,
         description="`quote`: the fitted gate's P(the lectures cover the question) from which a "
-        "quote is read at all; below it the question is declined with the closest moments.",
+        "quote is read at all; below it the question is declined with the closest moments. "
+        "Unset, a gate that carries its own cut (the adapted gate: 0.5) is held to that one; "
+        "set, this cut holds whatever gate decides.",
     )
     quote_read: Literal["quote", "sentences"] = Field(
         default=QUOTE.read,

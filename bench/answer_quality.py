@@ -71,14 +71,15 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "quote-lead": {"shown": 2, "checks": 2, "lead": True, "read": "quote"},
     # the quote's settings before the gate's cut: the same-run baseline of its latency
     "quote-no-cut": {"shown": 2, "checks": 2, "lead": False, "min_p": 0.86,
-                     "min_covered": 0.0, "read": "quote"},
+                     "min_covered": 0.0, "gate_cut": False, "read": "quote"},
     # every quote of the first four passages read and recorded (``readings``), none declined
     # after the gate: what ``bench.fit_quote --grid`` replays for each setting
     "quote-read4": {"shown": 2, "checks": 4, "lead": False, "min_p": 0.0, "min_covered": 0.0,
-                    "read": "quote"},
+                    "gate_cut": False, "read": "quote"},
     # the same, the yes/no reading each quote's best run of sentences
     "quote-read4-sentences": {"shown": 2, "checks": 4, "lead": False, "min_p": 0.0,
-                              "min_covered": 0.0, "read": "sentences"},
+                              "min_covered": 0.0, "gate_cut": False,
+                              "read": "sentences"},
 }
 
 
@@ -102,17 +103,16 @@ def answerer(base: Any, name: str, services: Any = None) -> Any:
 
 
 def _with_gate(base: Any, gate_file: str, services: Any) -> Any:
-    """The quote strategy decided by ``gate_file``, at that gate's own quote cut; a gate that
-    reads the course-adapted model gets the index's (an error where it has none)."""
+    """The quote strategy decided by ``gate_file`` (at that gate's own quote cut, which its
+    decisions carry); a gate that reads the course-adapted model gets the index's (an error
+    where it has none)."""
     from answer.evidence import Gate
 
     gate = Gate.load(Path(gate_file))
     if gate.reads_adapted and services.read_adapted(progress=True) is None:
         raise SystemExit(f"{services.settings.index.dir}: no adapted model for the "
                          f"{gate_file} gate (aula adapt)")
-    cut = gate.quote_min_covered if gate.quote_min_covered is not None else base.quote.min_covered
-    return replace(base, strategy="quote", decider=replace(base.decider, gate=gate),
-                   quote=replace(base.quote, min_covered=cut))
+    return replace(base, strategy="quote", decider=replace(base.decider, gate=gate))
 
 
 def _index(embedder: Any, name: str = "3b1b") -> Path:

@@ -4,6 +4,7 @@ the gate's own quote cut, and the default gate where an index has no adapted mod
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 from answer.evidence import Gate
 from answer.pipeline import Pipeline
+from answer.quote import QUOTE, QuoteSettings
 from app.config import Settings
 from corpus.adapt.signals import AdaptedSignals
 from corpus.errors import InputError
@@ -53,15 +55,62 @@ def test_a_gate_carries_its_own_quote_cut_unless_the_operator_sets_one(tmp_path:
     path = tmp_path / "gate.json"
     path.write_text(Gate(weights={"top_unit": 100.0, "term_cov": 2.0}, bias=-90.0,
                          quote_min_covered=0.6).to_json())
-    assert Pipeline.from_settings(Settings(gate_file=path), None).quote.min_covered == 0.6
+    covered = {"top_unit": 0.9, "term_cov": 1.0}
+    pipeline = Pipeline.from_settings(Settings(gate_file=path), None)
+    assert pipeline.gate.decide([None], [0.9], feats=covered).quote_cut == 0.6
+    assert pipeline.quote.gate_cut
     own = Settings(gate_file=path, quote_min_covered=0.9)
-    assert Pipeline.from_settings(own, None).quote.min_covered == 0.9
-    # the shipped default gate leaves the quote's fitted cut as it is
+    assert not Pipeline.from_settings(own, None).quote.gate_cut
+    # the shipped default gate carries none: the quote's fitted cut holds
     default = Pipeline.from_settings(Settings(gate_file=Path("default")), None)
+    assert default.gate.decide([None], [0.9], feats=covered).quote_cut is None
     assert default.quote.min_covered == 0.86 and default.gate.weights == Gate.load().weights
     path.write_text('{"quote_min_covered": "high"}')
     with pytest.raises(InputError, match="quote_min_covered"):
         Gate.load(path)
+
+
+def test_the_quote_is_held_to_the_cut_of_the_gate_that_decided() -> None:
+    from answer.decide import Decider
+    from answer.evidence import Decision
+    from answer.question import understand
+    from answer.quoting import Quoter
+    from answer.replies import Reply
+    from corpus.context import Passage
+    from corpus.models import Hit
+
+    class Doubting:  # an LLM that reads no passage as answering
+        model_id = "fake"
+
+        def first_token(self, messages: object) -> tuple[str, dict[str, float]]:
+            return "Não", {"Não": 0.9, "Sim": 0.1}
+
+    hit = Hit(1, 0.9, "aula-01", "Aula 1", "", 10.0, 40.0, "Um autovetor fica na sua reta.")
+    passage = Passage(hit, hit.text, hit.start, hit.end, hit.start)
+
+    def reply(decision: Decision, settings: QuoteSettings = QUOTE) -> Reply:
+        quoter = Quoter(llm=Doubting(), embed=lambda texts, kind: np.zeros((len(texts), 2)),
+                        settings=settings)
+        events = quoter.events(understand("o que é um autovetor?"), [passage], [], decision, {})
+        return next(e for e in events if isinstance(e, Reply))
+
+    # P(covered) 0.7: over the adapted gate's own cut (0.5), under the default gate's (0.86)
+    adapted = Gate(weights={"top_unit": 150.0, "adapted_z": 2.0, "term_cov": 6.0},
+                   bias=-150.0, quote_min_covered=0.5)
+    passed = Decision(True, [0], None, "P(covered)=0.70", 0.7, quote_cut=0.5)
+    assert "no sentence answers" in reply(passed).reason  # read (no passage here), not declined
+    # where the adapted signals are missing the default gate decides, and its cut holds
+    unmeasured = {"top_unit": 0.91, "term_cov": 1.0}
+    fallback = Decider(llm=None, gate=adapted).deciding(unmeasured)
+    by_default = replace(passed, quote_cut=fallback.decide([None], [0.9],
+                                                           feats=unmeasured).quote_cut)
+    assert by_default.quote_cut is None
+    assert "P(covered) < 0.86 to quote" in reply(by_default).reason
+    # and an operator's cut holds whatever the gate
+    operator = replace(QUOTE, min_covered=0.6, gate_cut=False)
+    assert "no sentence answers" in reply(by_default, operator).reason
+    assert "P(covered) < 0.80 to quote" in reply(passed, replace(operator, min_covered=0.8)
+                                                 ).reason
 
 
 def test_an_adapted_gate_without_an_adapted_model_gives_way_to_the_default(

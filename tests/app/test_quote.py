@@ -373,7 +373,7 @@ def test_each_quote_setting_is_read_from_its_environment_variable(
     got = QuoteSettings.of(Settings(_env_file=None).answer)  # type: ignore[call-arg]
     assert got == QuoteSettings(min_p=0.6, min_covered=0.5, read="sentences", checks=4,
                                 shown=1, lead=True, span="sentences", confidence="off",
-                                min_gain=0.3, chars=0)
+                                min_gain=0.3, chars=0, gate_cut=False)
     for name in env:
         monkeypatch.delenv(name)
     assert QuoteSettings.of(Settings(_env_file=None).answer) == QUOTE  # type: ignore[call-arg]
