@@ -20,8 +20,8 @@ def adapt(
     index: Path | None = IndexOpt,
     questions: int = typer.Option(
         400, "--questions", min=0,
-        help="Passages to have a question for (those already written are kept: a rerun "
-        "resumes, a larger number adds more)."),
+        help="Passages to have a question for (the LLM's questions already written are kept: "
+        "a rerun resumes, a larger number adds more)."),
     train: bool = typer.Option(True, "--train/--no-train",
                                help="Fine-tune the model after writing the questions."),
     epochs: int = typer.Option(1, "--epochs", min=1, help="Passes over the questions."),
@@ -30,6 +30,11 @@ def adapt(
         GAP, "--negative-gap", min=0, metavar="SECONDS",
         help="Seconds kept between a negative from the same lecture and the question's "
         "passage (its neighbours often go on with the same explanation)."),
+    from_sentences: bool = typer.Option(
+        False, "--from-sentences",
+        help="Train on each passage's most specific sentence, taken out of it, instead of "
+        "questions the LLM writes: no LLM, minutes instead of hours on 2 cores; the evidence "
+        "gate reads such a model as well (search's rerank was measured with the LLM's only)."),
     ray: str | None = typer.Option(
         None, "--ray", metavar="ADDRESS",
         help="Write questions on Ray workers: 'local', 'auto' or ray://HEAD:10001."),
@@ -38,35 +43,30 @@ def adapt(
     json_out: bool = JsonOpt,
 ) -> None:
     """Adapt search to this course: the LLM writes student-style questions for passages of the
-    index (INDEX/adapted/questions.jsonl, resumable), hard negatives are mined from the same
-    lecture and from lectures on the same subject, and the E5 model is fine-tuned on them into
+    index (INDEX/adapted/questions.jsonl, resumable), or with --from-sentences each passage's
+    most specific sentence stands for one; hard negatives are mined from the same lecture and
+    from lectures on the same subject, and the E5 model is fine-tuned on them into
     INDEX/adapted/, which the evidence gate then reads (unless AULA_GATE_FILE names another)
     and search reranks its first hits with when AULA_RERANK=adapted."""
-    from corpus.adapt.questions import QUESTIONS_FILE, QuestionCache, passages, todo
-    from corpus.adapt.store import adapted_dir
+    from corpus.adapt.cloze import cloze_questions
+    from corpus.adapt.questions import passages
 
     s = settings_for(index)
     with one_line_errors():
         from corpus.index import IndexStore
 
         data = IndexStore(s.index.dir).load(with_faiss=False)
-        folder = adapted_dir(s.index.dir)
-        cache = QuestionCache(folder / QUESTIONS_FILE)
         candidates = passages(data.units if data.units is not None else data.segments,
                               seed=seed)
-        ask_for = todo(cache, candidates, questions)
-        written = 0
-        if ask_for:
-            written = _write_questions(s, data, cache, ask_for, ray, ray_workers,
-                                       progress=not json_out)
-        result: dict[str, Any] = {
-            "questions_file": str(cache.path),
-            "passages": len(candidates),
-            "questions_written_now": written,
-            "questions": len(cache.questions()),
-        }
+        if from_sentences:
+            asked = cloze_questions(candidates, questions)
+            result: dict[str, Any] = {"from_sentences": True, "passages": len(candidates),
+                                      "questions": len(asked)}
+        else:
+            result, asked = _llm_questions(s, data, candidates, questions, ray, ray_workers,
+                                           progress=not json_out)
         if train:
-            result.update(_train(s, data, cache.questions(), epochs=epochs, seed=seed,
+            result.update(_train(s, data, asked, epochs=epochs, seed=seed,
                                  gap=negative_gap, progress=not json_out))
     if json_out:
         print_json(result)
@@ -88,9 +88,31 @@ def _train(s: Any, data: Any, questions: list[Any], *, epochs: int, seed: int, g
     return result
 
 
+def _llm_questions(s: Any, data: Any, candidates: list[Any], target: int, ray: str | None,
+                   ray_workers: int, *, progress: bool) -> tuple[dict[str, Any], list[Any]]:
+    """The questions the LLM wrote for the first ``target`` passages, those missing written
+    now (``INDEX/adapted/questions.jsonl``); what was done."""
+    from corpus.adapt.questions import QUESTIONS_FILE, QuestionCache, todo
+    from corpus.adapt.store import adapted_dir
+
+    cache = QuestionCache(adapted_dir(s.index.dir) / QUESTIONS_FILE)
+    ask_for = todo(cache, candidates, target)
+    written = (_write_questions(s, data, cache, ask_for, ray, ray_workers, progress=progress)
+               if ask_for else 0)
+    asked = cache.questions()
+    return {"from_sentences": False, "questions_file": str(cache.path),
+            "passages": len(candidates),
+            "questions_written_now": written, "questions": len(asked)}, asked
+
+
 def _echo(result: dict[str, Any]) -> None:
-    typer.echo(f"{result['questions']} questions over {result['passages']} passages "
-               f"({result['questions_written_now']} written now): {result['questions_file']}")
+    if "questions_file" in result:
+        typer.echo(f"{result['questions']} questions over {result['passages']} passages "
+                   f"({result['questions_written_now']} written now): "
+                   f"{result['questions_file']}")
+    else:
+        typer.echo(f"{result['questions']} questions from the sentences of "
+                   f"{result['passages']} passages")
     if "model_dir" in result:
         typer.echo(f"adapted model: {result['model_dir']} (held-out generated questions, "
                    f"passage first: {result['before_hit@1']:.3f} -> "

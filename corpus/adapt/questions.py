@@ -134,7 +134,9 @@ def _everyday() -> frozenset[str]:
     return common_words("pt") | common_words("en")
 
 
-def _stems(text: str) -> set[str]:
+def specific_words(text: str) -> set[str]:
+    """The words of ``text`` of five letters or more that are not among the language's 2,000
+    most frequent, by their first five letters, accents folded."""
     from corpus.text import fold
 
     everyday = _everyday()
@@ -146,7 +148,7 @@ def grounded(question: str, passage: str) -> bool:
     that is not among the language's 2,000 most frequent, by its first five, accents folded):
     the small model answers a chatty passage with an assistant's line ("Como posso ajudar você
     hoje?"), which is no student's question about it."""
-    return bool(_stems(question) & _stems(passage))
+    return bool(specific_words(question) & specific_words(passage))
 
 
 class QuestionCache:

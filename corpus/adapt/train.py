@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from corpus.adapt.cloze import taken_out
 from corpus.adapt.questions import GeneratedQuestion, grounded
 from corpus.adapt.store import MANIFEST, MODEL, adapted_dir
 from corpus.errors import InputError
@@ -142,7 +143,7 @@ class Miner:
             scores = self.vectors @ qvec
             pool = np.argsort(-scores)[:POOL]
             pos_row = self.segments.iloc[int(np.flatnonzero(holds)[0])]
-            positive = rerank_text(_window_hit(pos_row, self.lectures, q.start))
+            positive = taken_out(q, rerank_text(_window_hit(pos_row, self.lectures, q.start)))
             apart = same & ((end_col <= q.start - gap) | (start_col >= q.end + gap))
             negatives: list[str] = []
             for mask, count in ((apart, same_lecture), (~same, other_lectures)):
@@ -251,6 +252,7 @@ def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], ou
     manifest = {
         "base_model": base.model_id,
         "questions": len(qs),
+        "questions_from": sorted({q.model for q in qs}),
         "kept": len(examples),
         "trained_on": len(train),
         "held_out": len(test),

@@ -191,3 +191,31 @@ def test_the_adapted_gate_without_an_adapted_model_gives_way_to_the_default(
     assert reply["covered"] and "P(covered)" in reply["reason"]
     warned = [r.getMessage() for r in caplog.records if "course-adapted" in r.getMessage()]
     assert len(warned) == 1 and "aula adapt" in warned[0]
+
+
+def test_adapt_from_the_passages_sentences_asks_no_llm(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    index = tmp_path / "index"
+    assert run("ingest", str(SAMPLES), index=index).returncode == 0
+    with FakeLLMServer(responder=student_question) as llm:
+        res = run("adapt", "--from-sentences", "--questions", "16", "--json", index=index,
+                  llm=llm)
+        assert res.returncode == 0, res.stderr
+        assert llm.chat_requests == []
+    out = json.loads(res.stdout)
+    assert out["from_sentences"] is True and out["questions"] >= 10
+    manifest = json.loads((index / "adapted" / "model" / "adapted.json").read_text())
+    assert manifest["questions_from"] == ["passage sentence"]
+    assert manifest["trained_on"] + manifest["held_out"] == manifest["kept"] >= 10
+    assert not (index / "adapted" / "questions.jsonl").exists()
+    # search reranks with it, and the units' vectors the adapted gate reads are written
+    from app.config import Settings
+    from app.services import embedder_from_settings, retriever_for
+    from corpus.index import IndexStore
+
+    settings = Settings(index_dir=index, rerank="adapted")
+    retriever = retriever_for(settings, IndexStore(index).load(),
+                              embedder_from_settings(settings))
+    assert retriever.reranker is not None and retriever.reranker.name.startswith("adapted:")
+    assert retriever.search_timed("qual a derivada do seno?", k=3).hits[0].lecture_id == (
+        "derivadas")
+    assert (index / "adapted" / "unit_vectors.npz").exists()

@@ -1,0 +1,58 @@
+"""Training questions without an LLM: each passage's most specific sentence, taken out of it,
+stands for a question the rest of the passage answers (the inverse cloze task of ORQA, Lee et
+al. 2019). Written in a second where the LLM's questions take hours on 2 cores; on the fitting
+questions of both benches' courses the adapted gate reads a model so trained as well as one
+trained on as many LLM-written questions (docs/answers.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from corpus.adapt.questions import GeneratedQuestion, Passage, specific_words
+
+FROM_SENTENCES = "passage sentence"
+"""The ``model`` of a question that is a sentence of its passage."""
+MIN_CHARS = 40
+MAX_CHARS = 250
+"""A sentence shorter than this says too little to stand for a question; a longer one is most
+of its passage."""
+MIN_WORDS = 2
+"""Specific words (``specific_words``) a sentence names to stand for a question."""
+
+_SPLIT = re.compile(r"(?<=[.!?…])\s+")
+
+
+def cloze_question(passage: Passage) -> GeneratedQuestion | None:
+    """The passage's sentence that names the most specific words, as its question; None when
+    no sentence of a fitting length names ``MIN_WORDS``."""
+    sentences = [s.strip() for s in _SPLIT.split(passage.text)]
+    fitting = [s for s in sentences if MIN_CHARS <= len(s) <= MAX_CHARS]
+    if not fitting:
+        return None
+    best = max(fitting, key=lambda s: len(specific_words(s)))
+    if len(specific_words(best)) < MIN_WORDS:
+        return None
+    return GeneratedQuestion(passage.key, passage.lecture_id, passage.start, passage.end, best,
+                             FROM_SENTENCES)
+
+
+def cloze_questions(candidates: Sequence[Passage], target: int) -> list[GeneratedQuestion]:
+    """Questions for the first ``target`` passages of ``candidates`` that have one."""
+    out: list[GeneratedQuestion] = []
+    for passage in candidates:
+        if len(out) >= target:
+            break
+        if (q := cloze_question(passage)) is not None:
+            out.append(q)
+    return out
+
+
+def taken_out(question: GeneratedQuestion, positive: str) -> str:
+    """The passage a question was taken from, without it (a question written by an LLM:
+    the passage as it is)."""
+    if question.model != FROM_SENTENCES or not question.question:
+        return positive
+    return " ".join(positive.replace(question.question, " ").split())
+
