@@ -53,7 +53,11 @@ def adapt(
 
     s = settings_for(index)
     with one_line_errors():
+        from corpus.errors import InputError
         from corpus.index import IndexStore
+
+        if from_sentences and ray:
+            raise InputError("--ray writes the LLM's questions; --from-sentences asks none")
 
         data = IndexStore(s.index.dir).load(with_faiss=False)
         candidates = passages(data.units if data.units is not None else data.segments,

@@ -1,8 +1,8 @@
 """Training questions without an LLM: each passage's most specific sentence, taken out of it,
 stands for a question the rest of the passage answers (the inverse cloze task of ORQA, Lee et
-al. 2019). Written in a second where the LLM's questions take hours on 2 cores; on the fitting
-questions of both benches' courses the adapted gate reads a model so trained as well as one
-trained on as many LLM-written questions (docs/answers.md).
+al. 2019). Written in a second where the LLM's questions take hours on 2 cores; on both benches'
+courses the adapted gate reads a model so trained about as well as one trained on as many
+LLM-written questions (the same answers on the test halves; docs/answers.md).
 """
 
 from __future__ import annotations
@@ -55,4 +55,3 @@ def taken_out(question: GeneratedQuestion, positive: str) -> str:
     if question.model != FROM_SENTENCES or not question.question:
         return positive
     return " ".join(positive.replace(question.question, " ").split())
-

@@ -196,6 +196,8 @@ def test_the_adapted_gate_without_an_adapted_model_gives_way_to_the_default(
 def test_adapt_from_the_passages_sentences_asks_no_llm(tmp_path) -> None:  # type: ignore[no-untyped-def]
     index = tmp_path / "index"
     assert run("ingest", str(SAMPLES), index=index).returncode == 0
+    mixed = run("adapt", "--from-sentences", "--ray", "local", index=index)
+    assert mixed.returncode == 1 and "--ray" in mixed.stderr
     with FakeLLMServer(responder=student_question) as llm:
         res = run("adapt", "--from-sentences", "--questions", "16", "--json", index=index,
                   llm=llm)
