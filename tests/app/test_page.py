@@ -212,7 +212,10 @@ def test_bad_video_links_never_break_the_answer_or_reach_href(site: str, browser
     page.goto(site + "/")
     page.fill("#question", "O que a função ReLU faz?")
     page.click("#ask-button")
-    wait_for(page, "!document.getElementById('ask-button').disabled")
+    # the stream's last event renders the citations (the button is never disabled: waiting on
+    # it raced the stream on a loaded machine)
+    wait_for(page, "document.querySelectorAll('#citations li').length > 0 || "
+             "document.getElementById('status').textContent.startsWith('Não foi possível')")
     assert "Não foi possível" not in page.inner_text("#status")
     assert "máximo" in page.inner_text("#answer")
     assert page.locator("#citations li").count() == 2
