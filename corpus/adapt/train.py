@@ -207,6 +207,11 @@ def fine_tune(base_folder: str, examples: Sequence[Example], out: Path, *, epoch
             learning_rate=2e-5, warmup_steps=max(1, steps // 10), seed=seed, save_strategy="no",
             report_to=[], logging_steps=10, disable_tqdm=not progress,
             dataloader_drop_last=False, dataloader_pin_memory=False,
+            # each layer's activations recomputed in the backward pass instead of kept: the
+            # same gradients in a fraction of the memory (non-reentrant: the frozen
+            # vocabulary's rows leave the layers' inputs without gradients of their own)
+            gradient_checkpointing=True,
+            gradient_checkpointing_kwargs={"use_reentrant": False},
         )
         trainer = SentenceTransformerTrainer(
             model=model, args=args, train_dataset=Dataset.from_dict(columns),
