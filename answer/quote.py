@@ -34,6 +34,7 @@ from corpus.context import EmbedFn, Passage, said_at, squash
 from corpus.language import Lang
 from corpus.models import Cue, Hit, Window
 from corpus.rerank import QUESTION_PROMPTS, QUESTION_SYSTEM, LogProbs
+from corpus.text import SENTENCE_BREAK
 
 MAX_RUN = 3
 """Consecutive sentences a quote may hold."""
@@ -80,8 +81,6 @@ LEAD_STRICT_AT = 0.7
 stricter reading (``eval.claims.STRICT_USER``) gives it at least this P: on labelled answers
 that reading gave right claims 0.74-0.95 and wrong ones 0.46-0.59."""
 """One sentence, a long one included."""
-
-_SPLIT_RE = re.compile(r"(?<=[.!?…])\s+")
 
 
 @dataclass(frozen=True)
@@ -188,7 +187,7 @@ def sentences(passage: Passage) -> list[Sentence]:
         cues = [(passage.start, passage.end, passage.text)]
     pieces: list[Sentence] = []
     for start, end, text in cues:
-        parts = [p for p in _SPLIT_RE.split(squash(text)) if p]
+        parts = [p for p in SENTENCE_BREAK.split(squash(text)) if p]
         total = max(1, sum(len(p) + 1 for p in parts))
         pos = 0
         for p in parts:
@@ -379,7 +378,7 @@ def lead_messages(question: str, quote: str, lang: Lang) -> list[dict[str, str]]
 def first_sentence(text: str) -> str:
     """The generated lead cut to its first sentence, without markers or quotes around it."""
     text = squash(re.sub(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]", "", text)).strip(" \"“”'")
-    parts = _SPLIT_RE.split(text, maxsplit=1)
+    parts = SENTENCE_BREAK.split(text, maxsplit=1)
     return parts[0].strip() if parts else ""
 
 

@@ -139,11 +139,6 @@ class Services:
         """Every window of ``lecture_id`` in the index being served (a summary's)."""
         return self._retriever.lecture_windows(lecture_id)
 
-    @property
-    def adapted(self) -> Any:
-        """The current index's course-adapted signals (None where the gate reads none)."""
-        return self.retriever.adapted
-
     def read_adapted(self, *, progress: bool = False) -> Any:
         """The current index's course-adapted signals, loaded now where the gate did not load
         them (a gate fitted or measured on them); None where the index has no adapted model."""

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
+
+SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+")
+"""The space after a sentence's end: where a transcript's text is cut into sentences."""
 
 
 def fold(text: str) -> str:

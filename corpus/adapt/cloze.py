@@ -7,10 +7,10 @@ LLM-written questions (the same answers on the test halves; docs/answers.md).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from corpus.adapt.questions import GeneratedQuestion, Passage, specific_words
+from corpus.text import SENTENCE_BREAK
 
 FROM_SENTENCES = "passage sentence"
 """The ``model`` of a question that is a sentence of its passage."""
@@ -21,13 +21,11 @@ of its passage."""
 MIN_WORDS = 2
 """Specific words (``specific_words``) a sentence names to stand for a question."""
 
-_SPLIT = re.compile(r"(?<=[.!?…])\s+")
-
 
 def cloze_question(passage: Passage) -> GeneratedQuestion | None:
     """The passage's sentence that names the most specific words, as its question; None when
     no sentence of a fitting length names ``MIN_WORDS``."""
-    sentences = [s.strip() for s in _SPLIT.split(passage.text)]
+    sentences = [s.strip() for s in SENTENCE_BREAK.split(passage.text)]
     fitting = [s for s in sentences if MIN_CHARS <= len(s) <= MAX_CHARS]
     if not fitting:
         return None
