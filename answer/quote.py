@@ -76,11 +76,11 @@ FOLLOW_SECONDS = 120.0
 """How far past a quote's end the lecture's cues are looked up to continue it."""
 NO_PASSAGE = {"pt": "(nenhum trecho)", "en": "(no excerpt)"}
 LEAD_MAX_TOKENS = 70
+"""One sentence, a long one included."""
 LEAD_STRICT_AT = 0.7
 """The lead is shown when the claim check confirms it (``eval.claims.SUPPORT_AT``) and the
 stricter reading (``eval.claims.STRICT_USER``) gives it at least this P: on labelled answers
 that reading gave right claims 0.74-0.95 and wrong ones 0.46-0.59."""
-"""One sentence, a long one included."""
 
 
 @dataclass(frozen=True)

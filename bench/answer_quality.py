@@ -38,7 +38,8 @@ hours of questions on 2 cores), the strategies' gate is the adapted one, as the 
 BENCH_ANSWER_N limits every strategy to the first N answerable and N uncovered questions (a
 quick reading, for example of a change's before and after); BENCH_DIRECT_N limits the direct
 strategy alone so (it is the slow one; default: all). Writes bench/out/answer_quality.json
-and answer_quality_items.jsonl.
+and answer_quality_items.jsonl. Each strategy's figures end with the answers' targets
+(``bench/answer_targets.py``), each beside the figure it measured and whether it is met.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench.answer_targets import target_lines
 from bench.common import CORPUS_3B1B, DATA, OUT, SHARED, median, pct, read_jsonl, ready, report
 
 QUESTIONS = DATA / "answers_3b1b.jsonl"
@@ -415,8 +417,11 @@ def main() -> None:
         for set_name in sets:
             rows = _run_set(set_name, split, strategies, log)
             for name in strategies:
-                for key, value in _figures(rows[name]).items():
+                got = _figures(rows[name])
+                for key, value in got.items():
                     figures[f"{set_name}.{name}.{key}"] = value
+                for bar, line in target_lines(set_name, got).items():
+                    figures[f"{set_name}.{name}.target: {bar}"] = line
             if "direct" in rows and "gated" in rows:
                 _ratios(figures, set_name, rows)
     report("answer_quality", figures)
