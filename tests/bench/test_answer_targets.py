@@ -31,3 +31,13 @@ def test_unmeasured_and_unlabelled_are_said() -> None:
     lines = target_lines("3b1b", _figures(total_s_p50=math.nan, unlabelled=3))
     assert lines["whole answer p50 (s)"].startswith("not measured")
     assert lines["unlabelled answers"].startswith("3 ")
+
+
+def test_a_share_carries_its_interval_over_the_questions_it_counts() -> None:
+    few = target_lines("3b1b", _figures(correct_I=0.12, answerable=25))["wrong (I)"]
+    many = target_lines("3b1b", _figures(correct_I=0.12, answerable=250))["wrong (I)"]
+    low, high = (float(x) for x in few.split("[")[1].split("]")[0].split(", "))
+    assert low < 0.12 < high
+    wide = high - low
+    low, high = (float(x) for x in many.split("[")[1].split("]")[0].split(", "))
+    assert high - low < wide / 2  # ten times the questions, a much narrower interval
