@@ -139,6 +139,13 @@ class Services:
         """Every window of ``lecture_id`` in the index being served (a summary's)."""
         return self._retriever.lecture_windows(lecture_id)
 
+    @property
+    def adapted(self) -> Any:
+        """The current index's course-adapted signals, None where the gate reads none: what the
+        answer pipeline's gate reads (``answer.pipeline``'s ``_gate`` looks for this attribute
+        on what it is given, the services or a bare retriever)."""
+        return self.retriever.adapted
+
     def read_adapted(self, *, progress: bool = False) -> Any:
         """The current index's course-adapted signals, loaded now where the gate did not load
         them (a gate fitted or measured on them); None where the index has no adapted model."""

@@ -23,8 +23,9 @@ gold span and reference answer (``reference`` in the question files). Labels are
 read by set, question and text whichever strategy gave it (a changed answer is unlabelled until
 labelled again: ``bench/label_answers.py`` writes the blind
 reading's sheet and reads it back). Per strategy: C, PC and I shares of the answerable questions
-(a declined one is neither: ``declined_covered``), uncovered questions declined, and how many
-answers have no label yet.
+(a declined one is neither: ``declined_covered``; of those, ``declined_covered_moment_in_span``
+is the share whose listed moments still hold the gold span), uncovered questions declined, and
+how many answers have no label yet.
 
 Two sets: ``3b1b`` (the lecture captions, ``answers_3b1b.jsonl``) and ``fastapi`` (recorded live
 classes in spoken Portuguese with ASR errors, ``answers_fastapi.jsonl`` over
@@ -258,6 +259,8 @@ def _one(services: Any, answerer: Any, q: Any, k: int, set_name: str = "3b1b",
         "covered": reply.covered, "answered": bool(reply.covered and reply.answer is not None),
         "gold_video": any(c.lecture_id == q.gold_lecture for c in cites),
         "gold_span": gold_span, "moved": moved, "added": added,
+        # a declined question's listed moments: can the student still reach the answer?
+        "moment_in_span": any(q.overlaps(m.lecture_id, m.start, m.end) for m in reply.moments),
         "gold_span_as_generated": as_generated,
         "supported": ok, "checked": checked, "error": reply.error,
         "sentences": len(reply.sentences),
@@ -356,6 +359,11 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out["declined_covered"] = (sum(not r["answered"] for r in ans) / len(ans)
                                if ans else float("nan"))
     out["declined_uncovered"] = out["not_covered_rate_unanswerable"]
+    # of the covered questions declined, those whose listed moments hold the gold span
+    declined = [r for r in ans if not r["answered"]]
+    out["declined_covered_moment_in_span"] = (
+        sum(bool(r.get("moment_in_span")) for r in declined) / len(declined)
+        if declined else float("nan"))
     out["unlabelled"] = sum(g is None for g in got)
     for key in ("search_s", "first_evidence_s", "first_token_s", "total_s"):
         xs = [r[key] for r in rows if r.get(key) is not None]

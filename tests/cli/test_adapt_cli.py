@@ -179,6 +179,19 @@ def replace_units(data, units):  # type: ignore[no-untyped-def]
     return replace(data, units=units, unit_vectors=None)
 
 
+def test_an_answer_over_an_adapted_index_is_decided_by_the_adapted_gate(adapted, caplog
+                                                                      ) -> None:  # type: ignore[no-untyped-def]
+    index, _, _ = adapted
+    with FakeLLMServer() as llm, caplog.at_level(logging.WARNING):
+        res = run_aula("ask", "qual a derivada do seno?", "--json", AULA_INDEX_DIR=str(index),
+                       AULA_LLM_BASE_URL=llm.base_url)
+    assert res.returncode == 0, res.stderr
+    reply = json.loads(res.stdout)
+    # the service's gate read the adapted model's z-score: it did not fall back to the default
+    assert "adapted_z=" in reply["reason"], reply["reason"]
+    assert not [r for r in caplog.records if "course-adapted" in r.getMessage()]
+
+
 def test_the_adapted_gate_without_an_adapted_model_gives_way_to_the_default(
         tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
     index = tmp_path / "index"
