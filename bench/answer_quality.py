@@ -40,7 +40,8 @@ BENCH_ANSWER_N limits every strategy to the first N answerable and N uncovered q
 quick reading, for example of a change's before and after); BENCH_DIRECT_N limits the direct
 strategy alone so (it is the slow one; default: all). Writes bench/out/answer_quality.json
 and answer_quality_items.jsonl. Each strategy's figures end with the answers' targets
-(``bench/answer_targets.py``), each beside the figure it measured and whether it is met.
+(``bench/answer_targets.py``), each beside the figure it measured, its 95% interval where it
+is a share, and whether it is met.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ class Target:
         sign = "at most" if self.at_most else "at least"
         if value is None or math.isnan(value):
             return f"not measured ({sign} {self.bound:g})"
+        value = round(value, 9)  # a sum of shares (0.7 + 0.1) reads a hair off its bound
         met = value <= self.bound if self.at_most else value >= self.bound
         return (f"{value:.3f}{_interval(value, figures.get(self.of) if self.of else None)} "
                 f"({sign} {self.bound:g}): {'met' if met else 'NOT met'}")

@@ -18,6 +18,8 @@ def test_the_captions_targets_met_and_not_met() -> None:
     assert lines["right (C)"].endswith(": met")
     assert lines["right or partly (C + PC)"].startswith("0.800")
     assert lines["right or partly (C + PC)"].endswith(": met")  # the bound itself is met
+    exact = target_lines("3b1b", _figures(correct_C=0.7, correct_PC=0.1))  # 0.7999... in floats
+    assert exact["right or partly (C + PC)"].endswith(": met")
 
 
 def test_the_live_classes_are_held_to_their_own_bounds() -> None:
