@@ -29,7 +29,7 @@ import statistics
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from answer.check import drop_unsupported, postcheck, without_foreign_links
 from answer.citations import build_citations, cite, cite_all, cited_numbers
@@ -100,7 +100,7 @@ class Pipeline:
     left out of what the gate reads): ``Settings.search.query_rewrite``."""
 
     @classmethod
-    def from_settings(cls, settings: Any, llm: Any, retriever: Any = None,
+    def from_settings(cls, settings: Any, llm: Any, retriever: IndexReads | None = None,
                       embed: EmbedFn | None = None, embed_model_id: str | None = None
                       ) -> Pipeline:
         a = settings.answer
@@ -394,6 +394,23 @@ def gate_file(settings: Any) -> Any:
     if settings.answer.gate_file is not None:
         return settings.answer.gate_file
     return "adapted" if (adapted_dir(settings.index.dir) / MODEL).is_dir() else None
+
+
+class IndexReads(Protocol):
+    """What the pipeline reads from the index being served: the service's ``Services`` (which
+    follows a reloaded index) or a bare ``corpus.retrieve.Retriever``. Typed, so that a part
+    either loses is a type error rather than a pipeline that quietly decides without it."""
+
+    @property
+    def adapted(self) -> Any: ...
+
+    def cues_for(self, hit: Any) -> Any: ...
+
+    def term_coverage(self, question: str, texts: Any) -> float: ...
+
+    def lecture_windows(self, lecture_id: str) -> Any: ...
+
+    def said_in_few_lectures(self, word: str) -> bool: ...
 
 
 def _gate(path: Any, retriever: Any) -> tuple[Gate, Any]:

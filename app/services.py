@@ -142,8 +142,7 @@ class Services:
     @property
     def adapted(self) -> Any:
         """The current index's course-adapted signals, None where the gate reads none: what the
-        answer pipeline's gate reads (``answer.pipeline``'s ``_gate`` looks for this attribute
-        on what it is given, the services or a bare retriever)."""
+        answer pipeline's gate reads (``answer.pipeline.IndexReads``)."""
         return self.retriever.adapted
 
     def read_adapted(self, *, progress: bool = False) -> Any:
