@@ -357,11 +357,10 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     got = [labels.get(text_key(r["key"])) for r in answered]
     for mark in ("C", "PC", "I"):
         out[f"correct_{mark}"] = (sum(g == mark for g in got) / len(ans)) if ans else float("nan")
-    out["declined_covered"] = (sum(not r["answered"] for r in ans) / len(ans)
-                               if ans else float("nan"))
+    declined = [r for r in ans if not r["answered"]]
+    out["declined_covered"] = len(declined) / len(ans) if ans else float("nan")
     out["declined_uncovered"] = out["not_covered_rate_unanswerable"]
     # of the covered questions declined, those whose listed moments hold the gold span
-    declined = [r for r in ans if not r["answered"]]
     out["declined_covered_moment_in_span"] = (
         sum(bool(r.get("moment_in_span")) for r in declined) / len(declined)
         if declined else float("nan"))

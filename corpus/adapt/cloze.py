@@ -26,11 +26,11 @@ def cloze_question(passage: Passage) -> GeneratedQuestion | None:
     """The passage's sentence that names the most specific words, as its question; None when
     no sentence of a fitting length names ``MIN_WORDS``."""
     sentences = [s.strip() for s in SENTENCE_BREAK.split(passage.text)]
-    fitting = [s for s in sentences if MIN_CHARS <= len(s) <= MAX_CHARS]
-    if not fitting:
+    scored = [(len(specific_words(s)), s) for s in sentences if MIN_CHARS <= len(s) <= MAX_CHARS]
+    if not scored:
         return None
-    best = max(fitting, key=lambda s: len(specific_words(s)))
-    if len(specific_words(best)) < MIN_WORDS:
+    named, best = max(scored, key=lambda ns: ns[0])  # the first of the most specific
+    if named < MIN_WORDS:
         return None
     return GeneratedQuestion(passage.key, passage.lecture_id, passage.start, passage.end, best,
                              FROM_SENTENCES)
