@@ -105,11 +105,12 @@ class Pipeline:
                       ) -> Pipeline:
         a = settings.answer
         gate, adapted = _gate(gate_file(settings), retriever)
+        r = retriever  # None: a pipeline answering given hits, with no index to read
         decider = Decider(
-            llm, embed, retriever.cues_for if retriever is not None else (lambda _hit: ()),
-            getattr(retriever, "term_coverage", None),
-            getattr(retriever, "lecture_windows", lambda _lecture: ()),
-            getattr(retriever, "said_in_few_lectures", None), gate,
+            llm, embed, (lambda _hit: ()) if r is None else r.cues_for,
+            None if r is None else r.term_coverage,
+            (lambda _lecture: ()) if r is None else r.lecture_windows,
+            None if r is None else r.said_in_few_lectures, gate,
             _course_check(a.course_file, embed, embed_model_id), a.gate_candidates,
             a.focus_windows, a.passage_chars, a.passages, a.focus_reach, adapted)
         quote = QuoteSettings.of(a)
@@ -413,17 +414,17 @@ class IndexReads(Protocol):
     def said_in_few_lectures(self, word: str) -> bool: ...
 
 
-def _gate(path: Any, retriever: Any) -> tuple[Gate, Any]:
+def _gate(path: Any, retriever: IndexReads | None) -> tuple[Gate, Any]:
     """The gate in ``path`` and, when it reads the course-adapted model's signals, the function
     that measures them (the retriever's, read afresh each time: a new index version brings its
     own; None where it has none). A gate that reads them over an index without an adapted
     model gives way to the default gate, with one warning."""
     gate = Gate.load(path)
-    if gate.reads_adapted and getattr(retriever, "adapted", None) is None:
+    if gate.reads_adapted and (retriever is None or retriever.adapted is None):
         log.warning("gate %s reads the course-adapted model, which this index has not or "
                     "which cannot be read (`aula adapt`): the default gate decides", path)
         gate = default_gate()
-    if retriever is None or not hasattr(retriever, "adapted"):
+    if retriever is None:
         return gate, None
 
     def adapted(question: str) -> Any:
