@@ -6,6 +6,7 @@ led by one generated sentence shown only when the quote confirms it. When none a
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -92,7 +93,9 @@ class Quoter:
         in the gate's order, and carry none); none with ``off``."""
         if self.confidence == "yesno":
             read = quotes[: self.settings.checks]
-            ps = check_texts(self.llm.first_token, question.about,
+            # read past the server's prompt cache: what is shown must not depend on what the
+            # slot read before (``LLMClient.first_token``)
+            ps = check_texts(functools.partial(self.llm.first_token, fresh=True), question.about,
                              self.read_texts(question.about, passages, read))
             return [p or 0.0 for p in ps] + [None] * (len(quotes) - len(read))
         if self.confidence == "likelihood" and quotes and self.logprobs is not None:

@@ -13,8 +13,11 @@ header (HTTP Basic) when no key is configured, so no request line or log shows i
 from __future__ import annotations
 
 import base64
+import json
 import math
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -116,6 +119,10 @@ def _describe(exc: Exception) -> str:
     return brief
 
 
+FRESH_READS_KEPT = 4096
+"""Yes/no replies an ``LLMClient`` with ``fresh_reads`` keeps, by prompt (a few hundred KB)."""
+
+
 class LLMClient:
     """Chat with one model at one OpenAI-compatible endpoint.
 
@@ -132,10 +139,16 @@ class LLMClient:
         timeout: float = 120.0,
         retries: int = 2,
         backoff: float = 0.5,
+        fresh_reads: bool = False,
     ) -> None:
         self._spec: dict[str, Any] = {"base_url": base_url, "api_key": api_key,
                                       "timeout": timeout, "retries": retries,
-                                      "backoff": backoff}
+                                      "backoff": backoff, "fresh_reads": fresh_reads}
+        self.fresh_reads = fresh_reads
+        """A llama.cpp server: ``first_token(fresh=True)`` reads its prompt past the prompt
+        cache, once."""
+        self._read: OrderedDict[str, tuple[str, dict[str, float] | None]] = OrderedDict()
+        self._read_lock = threading.Lock()
         self.base_url, basic = without_credentials(base_url.rstrip("/"))
         self.shown_url = redacted(base_url.rstrip("/"))
         self.retries = max(0, retries)
@@ -181,12 +194,38 @@ class LLMClient:
                            "the language model returned no choices")
         return resp.choices[0].message.content or ""
 
-    def first_token(self, messages: Sequence[Message], *, top: int = 10
+    def first_token(self, messages: Sequence[Message], *, top: int = 10, fresh: bool = False
                     ) -> tuple[str, dict[str, float] | None]:
         """A one-token reply at temperature 0 and the probabilities of its ``top`` likeliest
-        first tokens (None when the endpoint returns no logprobs): for yes/no judges."""
+        first tokens (None when the endpoint returns no logprobs): for yes/no judges.
+
+        ``fresh``, on a client with ``fresh_reads`` (the embedded llama.cpp server): the prompt
+        is read whole, not from the part a slot has cached (``cache_prompt`` off), and its reply
+        kept (the last ``FRESH_READS_KEPT``) and returned again. llama.cpp's numbers for a
+        prompt read in two pieces differ from those read in one, by up to 0.04 in P, so a
+        yes/no that decides what a student is shown moved with whatever the slot had read
+        before it. Checks that read one passage after another keep the cache (the claims
+        after the same evidence); elsewhere ``fresh`` changes nothing."""
+        if not (fresh and self.fresh_reads):
+            return self._first_token(messages, top, fresh=False)
+        key = json.dumps([self.model_id, top, list(messages)], ensure_ascii=False)
+        with self._read_lock:
+            if key in self._read:
+                self._read.move_to_end(key)
+                return self._read[key]
+        got = self._first_token(messages, top, fresh=True)
+        with self._read_lock:
+            self._read[key] = got
+            while len(self._read) > FRESH_READS_KEPT:
+                self._read.popitem(last=False)
+        return got
+
+    def _first_token(self, messages: Sequence[Message], top: int, *, fresh: bool
+                     ) -> tuple[str, dict[str, float] | None]:
         kwargs = self._kwargs(messages, 0.0, 1)
         kwargs.update(logprobs=True, top_logprobs=top)
+        if fresh:
+            kwargs["extra_body"] = {"cache_prompt": False}
         resp = self._call(lambda: self._client.chat.completions.create(**kwargs))
         if not resp.choices:
             raise LLMError(f"LLM endpoint {self.shown_url} returned no choices",
@@ -282,13 +321,15 @@ slowly."""
 def client_from_settings(
     settings: Settings, base_url_override: str | None = None, *, model: str | None = None,
     judge: bool = False, default_model: str | None = None, min_timeout_s: float = 0.0,
+    fresh_reads: bool = False,
 ) -> LLMClient:
     """The one way a client is built from the settings: the answerer's endpoint
     (``AULA_LLM_*``), or with ``judge`` the judge's (``AULA_JUDGE_*``). ``base_url_override``
     points it elsewhere (the embedded server), without the endpoint's key, and ``model`` (or the
     server's own list) names the model; else ``model``, the endpoint's model, ``default_model``
     (None: the server's own list), the first set. Timeout and retries are ``AULA_LLM_TIMEOUT``
-    (at least ``min_timeout_s``) and ``AULA_LLM_RETRIES`` for both endpoints."""
+    (at least ``min_timeout_s``) and ``AULA_LLM_RETRIES`` for both endpoints; ``fresh_reads``
+    for a llama.cpp server whose yes/no must not depend on its prompt cache (the embedded one)."""
     endpoint = settings.judge if judge else settings.llm
     base_url = base_url_override or endpoint.base_url
     if not base_url:
@@ -299,4 +340,5 @@ def client_from_settings(
         model=model if base_url_override else (model or endpoint.model or default_model),
         timeout=max(settings.llm.timeout, min_timeout_s),
         retries=settings.llm.retries,
+        fresh_reads=fresh_reads,
     )

@@ -315,7 +315,7 @@ def build_llm(settings: Settings, stack: ExitStack) -> tuple[Any, str]:
         EmbeddedLLM(path, threads=settings.llm.threads, ctx=settings.llm.ctx)
     )
     client = client_from_settings(settings, server.base_url, model=server.model_id,
-                                  min_timeout_s=EMBEDDED_MIN_TIMEOUT_S)
+                                  min_timeout_s=EMBEDDED_MIN_TIMEOUT_S, fresh_reads=True)
     return client, "embedded"
 
 

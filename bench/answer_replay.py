@@ -44,7 +44,8 @@ class ReplayLLM:
              ) -> str:
         return "".join(self.stream(messages))
 
-    def first_token(self, messages: Any, top: int = 10) -> tuple[str, dict[str, float]]:
+    def first_token(self, messages: Any, top: int = 10, fresh: bool = False
+                    ) -> tuple[str, dict[str, float]]:
         p = zlib.crc32(json.dumps(messages, ensure_ascii=False).encode()) % 100 / 100
         return "Sim", {"Sim": p, "Não": 1 - p}
 

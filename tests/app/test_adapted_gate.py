@@ -82,7 +82,7 @@ def test_the_quote_is_held_to_the_cut_of_the_gate_that_decided() -> None:
     class Doubting:  # an LLM that reads no passage as answering
         model_id = "fake"
 
-        def first_token(self, messages: object) -> tuple[str, dict[str, float]]:
+        def first_token(self, messages: object, **kw: object) -> tuple[str, dict[str, float]]:
             return "Não", {"Não": 0.9, "Sim": 0.1}
 
     hit = Hit(1, 0.9, "aula-01", "Aula 1", "", 10.0, 40.0, "Um autovetor fica na sua reta.")

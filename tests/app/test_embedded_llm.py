@@ -105,3 +105,33 @@ def test_embedded_server_answers_in_portuguese() -> None:
         LLMClient(f"http://127.0.0.1:{port}/v1", model="x", timeout=2.0, retries=0).chat(
             [{"role": "user", "content": "oi"}]
         )
+
+
+@pytest.mark.slow
+def test_a_yes_no_read_fresh_does_not_move_with_what_the_server_read_before() -> None:
+    from answer.evidence import gate_messages
+    from app.config import get_settings
+    from app.llm import LLMClient
+    from eval.claims import yes_probability
+
+    asked = gate_messages("por que a ReLU é mais usada que a sigmoide?",
+                          "a ReLU não satura para valores positivos, então o gradiente não some "
+                          "como acontece com a sigmoide, e ela é barata de calcular")
+    before = gate_messages("o que é um autovetor?",
+                           "um autovetor é um vetor que fica na sua própria reta depois da "
+                           "transformação, só esticado ou encolhido pelo seu autovalor")
+    path = assemble_gguf(get_settings().service.cache_dir)
+    with EmbeddedLLM(path, threads=get_settings().llm.threads or 2) as server:
+        def p(messages: list[dict[str, str]], *, after: list[dict[str, str]] | None = None,
+              fresh: bool) -> float | None:
+            llm = LLMClient(server.base_url, model=server.model_id, timeout=300.0,
+                            fresh_reads=True)  # a new client: nothing kept from another
+            if after is not None:
+                llm.first_token(after, fresh=fresh)
+            return yes_probability(*llm.first_token(messages, fresh=fresh))
+
+        alone = p(asked, fresh=True)
+        assert alone is not None
+        assert p(asked, after=before, fresh=True) == pytest.approx(alone, abs=1e-6)
+        assert p(asked, fresh=True) == pytest.approx(alone, abs=1e-6)
+

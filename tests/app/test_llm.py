@@ -125,6 +125,23 @@ def test_first_token_asks_one_token_with_logprobs_and_returns_probabilities(
     assert req["temperature"] == 0.0
 
 
+def test_a_deciding_yes_no_is_read_past_the_embedded_servers_prompt_cache_and_once(
+    server: FakeLLMServer,
+) -> None:
+    embedded = LLMClient(server.base_url, model="m", timeout=5.0, fresh_reads=True)
+    first = embedded.first_token(MESSAGES, fresh=True)
+    assert server.chat_requests[-1]["cache_prompt"] is False
+    other = [{"role": "user", "content": "E a sigmoide?"}]
+    embedded.first_token(other, fresh=True)
+    assert embedded.first_token(MESSAGES, fresh=True) == first  # the same reply, not asked again
+    assert len(server.chat_requests) == 2
+    # checks that share a passage keep the cache, and so does every read of another endpoint
+    embedded.first_token(MESSAGES)
+    client(server).first_token(MESSAGES, fresh=True)
+    assert [("cache_prompt" in r) for r in server.chat_requests] == [True, True, False, False]
+    assert len(server.chat_requests) == 4
+
+
 def _with_credentials(srv: FakeLLMServer) -> str:
     return srv.base_url.replace("http://", "http://user:secret@")
 
