@@ -13,6 +13,7 @@ header (HTTP Basic) when no key is configured, so no request line or log shows i
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
 import threading
@@ -120,7 +121,8 @@ def _describe(exc: Exception) -> str:
 
 
 FRESH_READS_KEPT = 4096
-"""Yes/no replies an ``LLMClient`` with ``fresh_reads`` keeps, by prompt (a few hundred KB)."""
+"""Yes/no replies an ``LLMClient`` with ``fresh_reads`` keeps, by their prompt's sha256 (under a
+megabyte)."""
 
 
 class LLMClient:
@@ -208,7 +210,8 @@ class LLMClient:
         after the same evidence); elsewhere ``fresh`` changes nothing."""
         if not (fresh and self.fresh_reads):
             return self._first_token(messages, top, fresh=False)
-        key = json.dumps([self.model_id, top, list(messages)], ensure_ascii=False)
+        key = hashlib.sha256(json.dumps([self.model_id, top, list(messages)],
+                                        ensure_ascii=False).encode()).hexdigest()
         with self._read_lock:
             if key in self._read:
                 self._read.move_to_end(key)
