@@ -12,12 +12,11 @@ language from the original question. If the LLM fails, the question is searched 
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.llm import LLMError
+from corpus.kept import Kept
 from corpus.language import Lang, detect_language
 
 log = logging.getLogger(__name__)
@@ -42,17 +41,18 @@ class QueryTranslator:
 
     llm: Any
     cache: int = 512
-    _seen: OrderedDict[tuple[str, str], str] = field(default_factory=OrderedDict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _seen: Kept[tuple[str, str], str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._seen = Kept(self.cache)
 
     def __call__(self, question: str, target: Lang) -> str:
         """``question`` in ``target``; the question as typed when the LLM fails or replies
         with something that is not a question's translation."""
         key = (question, target)
-        with self._lock:
-            if key in self._seen:
-                self._seen.move_to_end(key)
-                return self._seen[key]
+        seen = self._seen.get(key)
+        if seen is not None:
+            return seen
         shown, done = _EXAMPLE[target]
         messages = [{"role": "system", "content": _PROMPT.format(target=_TARGET[target])},
                     {"role": "user", "content": shown}, {"role": "assistant", "content": done},
@@ -63,10 +63,7 @@ class QueryTranslator:
             log.warning("question not translated, searched as typed: %s", exc)
             return question
         text = clean_translation(reply, question)
-        with self._lock:
-            self._seen[key] = text
-            while len(self._seen) > self.cache:
-                self._seen.popitem(last=False)
+        self._seen.put(key, text)
         return text
 
 

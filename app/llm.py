@@ -16,14 +16,14 @@ import base64
 import hashlib
 import json
 import math
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import openai
+
+from corpus.kept import Kept
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -149,8 +149,7 @@ class LLMClient:
         self.fresh_reads = fresh_reads
         """A llama.cpp server: ``first_token(fresh=True)`` reads its prompt past the prompt
         cache, once."""
-        self._read: OrderedDict[str, tuple[str, dict[str, float] | None]] = OrderedDict()
-        self._read_lock = threading.Lock()
+        self._read: Kept[str, tuple[str, dict[str, float] | None]] = Kept(FRESH_READS_KEPT)
         self.base_url, basic = without_credentials(base_url.rstrip("/"))
         self.shown_url = redacted(base_url.rstrip("/"))
         self.retries = max(0, retries)
@@ -212,15 +211,10 @@ class LLMClient:
             return self._first_token(messages, top, fresh=False)
         key = hashlib.sha256(json.dumps([self.model_id, top, list(messages)],
                                         ensure_ascii=False).encode()).hexdigest()
-        with self._read_lock:
-            if key in self._read:
-                self._read.move_to_end(key)
-                return self._read[key]
-        got = self._first_token(messages, top, fresh=True)
-        with self._read_lock:
-            self._read[key] = got
-            while len(self._read) > FRESH_READS_KEPT:
-                self._read.popitem(last=False)
+        got = self._read.get(key)
+        if got is None:
+            got = self._first_token(messages, top, fresh=True)
+            self._read.put(key, got)
         return got
 
     def _first_token(self, messages: Sequence[Message], top: int, *, fresh: bool

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import numpy as np
+
+from corpus.kept import Kept
 
 Kind = Literal["query", "passage"]
 Precision = Literal["auto", "fp32", "bf16"]
@@ -46,24 +46,17 @@ class EmbedCache:
         """Texts embedded so far (misses)."""
         self.served = 0
         """Texts asked for so far."""
-        self._rows: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._rows: Kept[tuple[str, str], np.ndarray] = Kept(size)
 
     def __call__(self, texts: list[str], kind: str) -> np.ndarray:
         keys = [(kind, t) for t in texts]
-        with self._lock:
-            found = {k: self._rows[k] for k in keys if k in self._rows}
-            for k in found:
-                self._rows.move_to_end(k)
-        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        found = {k: row for k in dict.fromkeys(keys) if (row := self._rows.get(k)) is not None}
+        missing = [k for k in dict.fromkeys(keys) if k not in found]
         if missing:
             rows = np.asarray(self.embed([t for _, t in missing], kind), dtype=np.float32)
             found.update(zip(missing, rows, strict=True))
-            with self._lock:
-                for k, row in zip(missing, rows, strict=True):
-                    self._rows[k] = row
-                while len(self._rows) > self.size:
-                    self._rows.popitem(last=False)
+            for k, row in zip(missing, rows, strict=True):
+                self._rows.put(k, row)
         self.embedded += len(missing)
         self.served += len(texts)
         if not keys:
