@@ -19,8 +19,12 @@ about 40 ms), fitted by ``aula fit-course`` on labelled questions and stored as 
 embedder it reads (``answer/course.json`` ships the one fitted on the benches' fitting halves).
 Its threshold is set above every subject question's cross-validated P on the fitting set, plus
 a margin: declining an answerable question is the fault students meet most. A question over it
-is declined before the gate, with a line saying why and whom to ask; the closest moments are
-still listed.
+is declined with a line saying why and whom to ask, the closest moments still listed, unless the
+gate finds the lectures say it as surely as the quote strategy's cut asks: a recorded live class
+often answers questions about its course ("a edição do ano passado ficou obsoleta?"), and the
+check also takes some questions on the subject for the course's ("o professor explicou a ReLU em
+qual aula?"). Over 48 fitting questions on the course's organisation, the gate so read none
+of them as said in 3b1b-pt or in the live classes (``docs/answers.md``).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from answer.citations import build_citations, cite, cite_all, cited_numbers
 from answer.course import CourseCheck
 from answer.decide import Decided, Decider
 from answer.direct import MAX_TOKENS, direct_events
-from answer.evidence import Gate, default_gate
+from answer.evidence import Decision, Gate, default_gate
 from answer.generate import Draft, write
 from answer.locate import where_answer
 from answer.question import Question, understand
@@ -216,10 +216,9 @@ class Pipeline:
             return
         refused = self._course_question(q, hits, timings)
         if refused is not None:
-            yield Moments(refused.moments, False, refused.reason)
-            yield refused
-            return
-        decided = yield from self._decided(q, hits, timings)
+            decided = yield from self._said_of_the_course(q, hits, timings, refused)
+        else:
+            decided = yield from self._decided(q, hits, timings)
         if decided is None:
             return
         decision, moments = decided.decision, decided.moments
@@ -257,6 +256,43 @@ class Pipeline:
                      False, confidence=round(p, 4),
                      reason=f"course question P={p:.2f} >= {self.course.threshold:.2f}",
                      timings=timings)
+
+    def _said_of_the_course(self, q: Question, hits: Sequence[Hit], timings: dict[str, float],
+                            refused: Reply) -> Generator[Moments | Reply, None, Decided | None]:
+        """A question about the course itself, answered as any other only where the lectures
+        say it: a recorded live class often does ("a edição do ano passado ficou obsoleta?",
+        answered in the first class). The gate must find it covered, not by its fallback, and
+        as surely as the quote strategy's cut asks; otherwise, or if
+        the evidence check fails, ``refused`` (ask the instructor) and its moments. Returns the
+        decision to answer from, or None once ``refused`` was yielded."""
+        decider = self.decider
+        t0 = time.perf_counter()
+        passages = decider.candidates_for(q.about, hits)
+        try:
+            probs = decider.check(q.about, passages)
+        except LLMError:
+            probs = None
+        timings["check"] = time.perf_counter() - t0
+        decided = None if probs is None else decider.decide(q, hits, passages, probs)
+        if decided is None or not self._course_said(decided.decision):
+            yield Moments(refused.moments, False, refused.reason)
+            yield refused
+            return None
+        decision = replace(decided.decision,
+                           reason=f"{refused.reason}, said in the lectures: "
+                                  f"{decided.decision.reason}")
+        yield Moments(decided.moments, True, decision.reason)
+        return replace(decided, decision=decision)
+
+    def _course_said(self, decision: Decision) -> bool:
+        """Whether the gate reads a course question as one the lectures answer: covered, not
+        by its fallback, and at least as sure (its fitted P, else the evidence check's best P)
+        as the quote's cut."""
+        sure = decision.sure
+        cut = (decision.quote_cut if self.quote.gate_cut and decision.quote_cut is not None
+               else self.quote.min_covered)
+        return (decision.covered and not decision.by_fallback and sure is not None
+                and sure >= cut)
 
     def _decided(self, q: Question, hits: Sequence[Hit], timings: dict[str, float]
                  ) -> Generator[Moments | Reply, None, Decided | None]:

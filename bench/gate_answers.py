@@ -38,7 +38,7 @@ def quoted_runs(paths: Sequence[Path]) -> tuple[dict[tuple[str, str], dict[str, 
             if r.get("id") == "warm-up" or r.get("strategy") not in QUOTED:
                 continue
             reason = str(r.get("reason", ""))
-            if reason.startswith("course question"):
+            if reason.startswith("course question") and "said in the lectures" not in reason:
                 if n == 0:
                     course.add((r["set"], r["id"]))
                 continue
