@@ -262,18 +262,20 @@ class Pipeline:
         """A question about the course itself, answered as any other only where the lectures
         say it: a recorded live class often does ("a edição do ano passado ficou obsoleta?",
         answered in the first class). The gate must find it covered, not by its fallback, and
-        as surely as the quote strategy's cut asks; otherwise, or if
-        the evidence check fails, ``refused`` (ask the instructor) and its moments. Returns the
-        decision to answer from, or None once ``refused`` was yielded."""
-        decider = self.decider
-        t0 = time.perf_counter()
-        passages = decider.candidates_for(q.about, hits)
-        try:
-            probs = decider.check(q.about, passages)
-        except LLMError:
-            probs = None
-        timings["check"] = time.perf_counter() - t0
-        decided = None if probs is None else decider.decide(q, hits, passages, probs)
+        as surely as the quote strategy's configured cut asks; otherwise, if the evidence check
+        fails, or where the gate has a cut of its own (``_course_said``), ``refused`` (ask the
+        instructor) and its moments. Returns the decision to answer from, or None once
+        ``refused`` was yielded."""
+        decider, decided = self.decider, None
+        if decider.gate is not None and decider.gate.quote_min_covered is None:
+            t0 = time.perf_counter()
+            passages = decider.candidates_for(q.about, hits)
+            try:
+                probs = decider.check(q.about, passages)
+                decided = decider.decide(q, hits, passages, probs)
+            except LLMError:
+                pass
+            timings["check"] = time.perf_counter() - t0
         if decided is None or not self._course_said(decided.decision):
             yield Moments(refused.moments, False, refused.reason)
             yield refused
@@ -287,12 +289,16 @@ class Pipeline:
     def _course_said(self, decision: Decision) -> bool:
         """Whether the gate reads a course question as one the lectures answer: covered, not
         by its fallback, and at least as sure (its fitted P, else the evidence check's best P)
-        as the quote's cut."""
+        as the quote's configured cut (``AULA_QUOTE_MIN_COVERED``, on the default gate's
+        scale)."""
         sure = decision.sure
-        cut = (decision.quote_cut if self.quote.gate_cut and decision.quote_cut is not None
-               else self.quote.min_covered)
+        if decision.quote_cut is not None:
+            # a gate with a cut of its own (the course-adapted one) reads questions on the
+            # course's organisation as covered ("as listas valem nota?" 0.90 over 3b1b-pt):
+            # for it the course check keeps the last word
+            return False
         return (decision.covered and not decision.by_fallback and sure is not None
-                and sure >= cut)
+                and sure >= self.quote.min_covered)
 
     def _decided(self, q: Question, hits: Sequence[Hit], timings: dict[str, float]
                  ) -> Generator[Moments | Reply, None, Decided | None]:

@@ -42,45 +42,12 @@ def stem(word: str) -> str:
     return fold(_stemmer().stemWord(word))
 
 
-_CAMEL_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-CAMEL_MIN_PART = 2
-"""A camelCase word is split only when every part has this many characters ("GetSession",
-"createdAt"; not "iPhone")."""
-
-
-def words(text: str) -> list[str]:
-    """``text``'s words, lower case, with a code identifier also as the words it joins: a
-    teacher who types ``get_session`` says "get session", and a transcript writes what it
-    hears as "GetSession" or "getSession". So "get_session" and "GetSession" each give "get",
-    "session" and "getsession", and match each other and the spoken words. Snake case is split
-    at every underscore; camelCase (ASCII only) where every part is long enough."""
-    out: list[str] = []
-    for raw in _WORD.findall(text):
-        parts = [p for chunk in raw.split("_") if chunk for p in _camel(chunk)]
-        if len(parts) > 1:
-            out.extend(p.lower() for p in parts)
-            out.append("".join(parts).lower())
-        elif parts:
-            out.append(parts[0].lower())
-    return out
-
-
-def _camel(chunk: str) -> list[str]:
-    if not chunk.isascii() or chunk.islower() or chunk.isupper():
-        return [chunk]
-    parts = _CAMEL_PART.findall(chunk)
-    if "".join(parts) != chunk or any(len(p) < CAMEL_MIN_PART for p in parts):
-        return [chunk]
-    return parts
-
-
 def tokenize(text: str) -> list[str]:
-    """Words (code identifiers also split into theirs: :func:`words`), stop words removed,
-    Portuguese Snowball stems, accents folded."""
+    """Words, stop words removed, Portuguese Snowball stems, accents folded."""
     stops = stopwords()
     stem = _stemmer().stemWord
     out = []
-    for raw in words(text):
+    for raw in _WORD.findall(text.lower()):
         if len(raw) < 2 or raw.isdigit() and len(raw) < 2:
             continue
         folded = fold(raw)

@@ -135,3 +135,17 @@ def test_signals_that_could_not_be_measured_leave_the_decision_to_the_default_ga
     fallback = decider.deciding(unmeasured)
     assert fallback.weights == Gate.load().weights
     assert fallback.decide([None], [0.9], feats=unmeasured).covered
+
+
+def test_a_course_question_is_answered_only_where_the_default_gate_is_sure() -> None:
+    # the course check took it for the course's organisation; the gate's decision says whether
+    # the lectures say it: the default gate covered at the quote's cut (0.86) or over, not by
+    # its fallback; never a gate with a cut of its own, which reads such questions as covered
+    from answer.evidence import Decision
+
+    said = Pipeline(llm=None)._course_said
+    assert said(Decision(True, [0], None, "P(covered)=0.90", 0.90))
+    assert not said(Decision(True, [0], None, "P(covered)=0.80", 0.80))
+    assert not said(Decision(True, [0], None, "fallback", 0.95, by_fallback=True))
+    assert not said(Decision(False, [], None, "P(covered)=0.40", 0.40))
+    assert not said(Decision(True, [0], None, "P(covered)=0.99", 0.99, quote_cut=0.5))

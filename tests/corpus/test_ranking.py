@@ -500,32 +500,3 @@ def test_a_likelihood_rerank_model_that_is_not_there_is_one_clear_error(tmp_path
     reranker = likelihood_reranker(Settings(rerank="likelihood", rerank_model=str(tmp_path)))
     with pytest.raises(InputError, match=str(tmp_path)):
         reranker.load()
-
-
-
-CODING = [  # (start, end, text): a live coding class, as an ASR transcript writes it
-    (0, 30, "Bom dia, pessoal, hoje a gente continua o projeto da API de onde parou."),
-    (30, 60, "Agora a gente cria a função GetSession, que abre a sessão do banco e entrega "
-             "ela pro endpoint com yield."),
-    (60, 90, "Na fixture do usuário eu guardo a CleanPassword, a senha antes do hash, pra "
-             "conseguir logar nos testes."),
-    (90, 120, "O campo created at vem do banco, então no modelo ele fica com init igual a "
-              "falso."),
-    (120, 150, "Depois rodem o pretest, que chama o linter antes dos testes."),
-]
-
-
-@pytest.mark.parametrize("question, start", [
-    ("o que o get_session faz?", 30),
-    ("o que o clean_password faz?", 60),
-    ("e o createdAt?", 90),
-    ("o que o pre_test faz?", 120),
-])
-def test_a_code_name_finds_the_moment_the_transcript_writes_it_otherwise(  # type: ignore[no-untyped-def]
-        tmp_path, embedder, question, start) -> None:
-    # Students type the name as the code spells it; the transcript writes what the teacher
-    # said ("GetSession", "created at", "pretest"). By words alone, the two match.
-    retriever = _one_lecture(tmp_path, "aula", CODING, embedder,
-                             SegmentParams(window_seconds=30, overlap_seconds=0))
-    hits = retriever.search(question, 1, mode="bm25")
-    assert hits and hits[0].answer_start == start, (question, hits)
