@@ -20,7 +20,8 @@ embedder it reads (``answer/course.json`` ships the one fitted on the benches' f
 Its threshold is set above every subject question's cross-validated P on the fitting set, plus
 a margin: declining an answerable question is the fault students meet most. A question over it
 is declined with a line saying why and whom to ask, the closest moments still listed, unless the
-gate finds the lectures say it as surely as the quote strategy's cut asks: a recorded live class
+default gate finds the lectures say it as surely as the quote strategy's cut asks (a gate with a
+cut of its own keeps the check's word): a recorded live class
 often answers questions about its course ("a edição do ano passado ficou obsoleta?"), and the
 check also takes some questions on the subject for the course's ("o professor explicou a ReLU em
 qual aula?"). Over 48 fitting questions on the course's organisation, the gate so read none

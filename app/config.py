@@ -303,9 +303,9 @@ class AnswerSettings(BaseModel):
     course_file: str | None = Field(
         default=None,
         description="Questions about the course itself (exams, deadlines, materials) are "
-        "declined with a line saying whom to ask (`aula fit-course`), unless the gate finds "
-        "the lectures say it as surely as the quote's cut asks; unset: `answer/course.json`, "
-        "`off`: no check.",
+        "declined with a line saying whom to ask (`aula fit-course`), unless the default "
+        "gate finds the lectures say it as surely as the quote's cut asks; unset: "
+        "`answer/course.json`, `off`: no check.",
     )
     passage_chars: int = Field(
         default=450, description="A focused passage: the sentences around the answer."
