@@ -263,7 +263,7 @@ class Pipeline:
         say it: a recorded live class often does ("a edição do ano passado ficou obsoleta?",
         answered in the first class). The gate must find it covered, not by its fallback, and
         as surely as the quote strategy's configured cut asks; otherwise, if the evidence check
-        fails, or where the gate has a cut of its own (``_course_said``), ``refused`` (ask the
+        fails, or where the gate has a cut of its own (``lectures_say``), ``refused`` (ask the
         instructor) and its moments. Returns the decision to answer from, or None once
         ``refused`` was yielded."""
         decider, decided = self.decider, None
@@ -276,7 +276,7 @@ class Pipeline:
             except LLMError:
                 pass
             timings["check"] = time.perf_counter() - t0
-        if decided is None or not self._course_said(decided.decision):
+        if decided is None or not self.lectures_say(decided.decision):
             yield Moments(refused.moments, False, refused.reason)
             yield refused
             return None
@@ -286,7 +286,7 @@ class Pipeline:
         yield Moments(decided.moments, True, decision.reason)
         return replace(decided, decision=decision)
 
-    def _course_said(self, decision: Decision) -> bool:
+    def lectures_say(self, decision: Decision) -> bool:
         """Whether the gate reads a course question as one the lectures answer: covered, not
         by its fallback, and at least as sure (its fitted P, else the evidence check's best P)
         as the quote's configured cut (``AULA_QUOTE_MIN_COVERED``, on the default gate's

@@ -97,14 +97,17 @@ def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: li
         query, hits, ask if any(g.uses_llm for g in gates.values()) else None,
         every_signal=True)
     scores = [h.score for h in hits]
-    covered = {name: gate.decide(probs, scores, 2, feats).covered for name, gate in gates.items()}
+    decisions = {name: gate.decide(probs, scores, 2, feats) for name, gate in gates.items()}
+    covered = {name: d.covered for name, d in decisions.items()}
     checked = [name for name in with_course if name in covered]
     if answerer.course is not None and checked:
-        # the default path: questions about the course itself are declined before the gate
+        # the default path: a question about the course itself is declined unless the gate
+        # finds the lectures say it (``Pipeline.lectures_say``)
         about_course = answerer.course.is_course(answerer.embed([query], "query")[0],
                                                  query)[0]
         for name in checked:
-            covered[f"{name}_with_course_check"] = covered[name] and not about_course
+            covered[f"{name}_with_course_check"] = covered[name] and (
+                not about_course or answerer.lectures_say(decisions[name]))
     return feats, covered
 
 

@@ -143,7 +143,7 @@ def test_a_course_question_is_answered_only_where_the_default_gate_is_sure() -> 
     # its fallback; never a gate with a cut of its own, which reads such questions as covered
     from answer.evidence import Decision
 
-    said = Pipeline(llm=None)._course_said
+    said = Pipeline(llm=None).lectures_say
     assert said(Decision(True, [0], None, "P(covered)=0.90", 0.90))
     assert not said(Decision(True, [0], None, "P(covered)=0.80", 0.80))
     assert not said(Decision(True, [0], None, "fallback", 0.95, by_fallback=True))
