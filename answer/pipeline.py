@@ -76,6 +76,10 @@ def resolved_strategy(strategy: str, base_url: str | None) -> Strategy:
     return strategy  # type: ignore[return-value]
 
 
+SAID_IN_LECTURES = "said in the lectures"
+"""In a reply's ``reason`` after "course question P=…": the course check flagged it, and the
+gate found the lectures say it (``Pipeline.lectures_say``)."""
+
 @dataclass
 class Pipeline:
     """Answers questions over retrieved hits with one LLM client, by the chosen strategy."""
@@ -266,22 +270,21 @@ class Pipeline:
         fails, or where the gate has a cut of its own (``lectures_say``), ``refused`` (ask the
         instructor) and its moments. Returns the decision to answer from, or None once
         ``refused`` was yielded."""
-        decider, decided = self.decider, None
-        if decider.gate is not None and decider.gate.quote_min_covered is None:
-            t0 = time.perf_counter()
-            passages = decider.candidates_for(q.about, hits)
+        decided = None
+        gate = self.decider.gate
+        if gate is not None and gate.quote_min_covered is None:
+            stage = self._decided(q, hits, timings)
             try:
-                probs = decider.check(q.about, passages)
-                decided = decider.decide(q, hits, passages, probs)
-            except LLMError:
-                pass
-            timings["check"] = time.perf_counter() - t0
+                while True:  # the decide stage's moments (or its failure) are not this reply's
+                    next(stage)
+            except StopIteration as done:
+                decided = done.value
         if decided is None or not self.lectures_say(decided.decision):
             yield Moments(refused.moments, False, refused.reason)
             yield refused
             return None
         decision = replace(decided.decision,
-                           reason=f"{refused.reason}, said in the lectures: "
+                           reason=f"{refused.reason}, {SAID_IN_LECTURES}: "
                                   f"{decided.decision.reason}")
         yield Moments(decided.moments, True, decision.reason)
         return replace(decided, decision=decision)

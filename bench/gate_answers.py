@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from answer.evidence import Gate, GateSample, read_samples
+from answer.pipeline import SAID_IN_LECTURES
 from bench.answer_quality import SETS, stored_labels, text_key
 from bench.common import read_jsonl
 
@@ -38,7 +39,7 @@ def quoted_runs(paths: Sequence[Path]) -> tuple[dict[tuple[str, str], dict[str, 
             if r.get("id") == "warm-up" or r.get("strategy") not in QUOTED:
                 continue
             reason = str(r.get("reason", ""))
-            if reason.startswith("course question") and "said in the lectures" not in reason:
+            if reason.startswith("course question") and SAID_IN_LECTURES not in reason:
                 if n == 0:
                     course.add((r["set"], r["id"]))
                 continue

@@ -134,4 +134,3 @@ def test_a_yes_no_read_fresh_does_not_move_with_what_the_server_read_before() ->
         assert alone is not None
         assert p(asked, after=before, fresh=True) == pytest.approx(alone, abs=1e-6)
         assert p(asked, fresh=True) == pytest.approx(alone, abs=1e-6)
-
