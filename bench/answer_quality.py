@@ -32,9 +32,10 @@ classes in spoken Portuguese with ASR errors, ``answers_fastapi.jsonl`` over
 ``../shared/corpora/fastapi-zero-pt-dev``). BENCH_ANSWER_SETS=3b1b,fastapi chooses (default
 both); BENCH_ANSWER_STRATEGIES=direct,gated,quote the strategies (default all three), or
 variants by name: ``quote-adapted`` and ``quote-default-gate`` are the quote decided by the gate
-that reads the course-adapted model and by the default gate. Where a set's index holds an
-adapted model (``INDEX/adapted/model``, written by ``aula adapt``; the bench does not write it:
-hours of questions on 2 cores), the strategies' gate is the adapted one, as the service's is.
+that reads the course-adapted model and by the default gate. Each set's index is built as
+``aula ingest`` builds it: with an adapted model trained from the lectures' own sentences where
+it has none (minutes, once; one written by ``aula adapt`` from the LLM's questions is kept), so
+the strategies' gate is the adapted one, as the service's is.
 
 BENCH_ANSWER_N limits every strategy to the first N answerable and N uncovered questions (a
 quick reading, for example of a change's before and after); BENCH_DIRECT_N limits the direct
@@ -120,12 +121,17 @@ def _with_gate(base: Any, gate_file: str, services: Any) -> Any:
 
 
 def _index(embedder: Any, name: str = "3b1b") -> Path:
+    """One set's index as ``aula ingest`` leaves it: built or brought up to date, and, where it
+    has no adapted model, one trained from the lectures' own sentences (minutes, once)."""
+    from app.adapting import adapt_after_ingest
+    from app.config import Settings
     from corpus.index import IndexStore
     from corpus.ingest import ingest
 
     _, corpus, include, folder = SETS[name]
     root = OUT / folder
     ingest([corpus], IndexStore(root), embedder, include=include, progress=True)
+    adapt_after_ingest(Settings(llm_base_url=None, index_dir=root), progress=True)
     return root
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from app.adapting import QUESTIONS, sentence_questions, train_and_read
 from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
 from corpus.adapt.train import GAP
 
@@ -19,7 +20,7 @@ def register(cli: typer.Typer) -> None:
 def adapt(
     index: Path | None = IndexOpt,
     questions: int = typer.Option(
-        400, "--questions", min=0,
+        QUESTIONS, "--questions", min=0,
         help="Passages to have a question for (the LLM's questions already written are kept: "
         "a rerun resumes, a larger number adds more)."),
     train: bool = typer.Option(True, "--train/--no-train",
@@ -64,32 +65,17 @@ def adapt(
                               seed=seed)
         if from_sentences:
             asked = cloze_questions(candidates, questions)
-            result: dict[str, Any] = {"from_sentences": True, "passages": len(candidates),
-                                      "questions": len(asked)}
+            result: dict[str, Any] = sentence_questions(candidates, asked)
         else:
             result, asked = _llm_questions(s, data, candidates, questions, ray, ray_workers,
                                            progress=not json_out)
         if train:
-            result.update(_train(s, data, asked, epochs=epochs, seed=seed,
+            result.update(train_and_read(s, data, asked, epochs=epochs, seed=seed,
                                  gap=negative_gap, progress=not json_out))
     if json_out:
         print_json(result)
     else:
         _echo(result)
-
-
-def _train(s: Any, data: Any, questions: list[Any], *, epochs: int, seed: int, gap: float,
-           progress: bool) -> dict[str, Any]:
-    """The model fine-tuned into INDEX/adapted/, then the index's units read by it once (what
-    the adapted gate compares a question with)."""
-    from app.services import embedder_from_settings
-    from corpus.adapt.signals import load_signals
-    from corpus.adapt.train import train_adapted
-
-    result = train_adapted(s.index.dir, embedder_from_settings(s), data, questions,
-                           epochs=epochs, seed=seed, gap=gap, progress=progress)
-    load_signals(s.index.dir, data, device=s.embedding.device, progress=progress)
-    return result
 
 
 def _llm_questions(s: Any, data: Any, candidates: list[Any], target: int, ray: str | None,

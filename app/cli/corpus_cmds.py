@@ -56,11 +56,19 @@ def ingest(
     write_transcripts: bool = typer.Option(
         False, "--write-transcripts",
         help="Write each recording's transcript beside it (NAME.json), not in the index."),
+    adapt: bool = typer.Option(
+        True, "--adapt/--no-adapt",
+        help="Then, when the index has no course-adapted model and holds at least 100 "
+             "passages, train one from the lectures' own sentences, as `aula adapt "
+             "--from-sentences` does (no LLM; about 10 minutes and 10 GB of memory on 2 cores "
+             "for 13 hours of classes): the evidence check reads it to tell the questions the "
+             "course answers from those it does not."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Read transcripts (Whisper JSON, SRT, WebVTT, sentence JSON, CSV/Parquet) and recordings
     (.mp4 .mkv .webm .mov .mp3 .m4a .wav .ogg .flac, transcribed once with Whisper), segment,
-    embed with E5 and add them to the index. Re-ingesting a lecture replaces it."""
+    embed with E5 and add them to the index. Re-ingesting a lecture replaces it; a course
+    without an adapted model gets one (--no-adapt skips)."""
     from corpus.index import IndexStore
     from corpus.ingest import ingest as run_ingest
 
@@ -83,13 +91,33 @@ def ingest(
         finally:
             if shared is not None:
                 shared.close()
-    if json_out:
-        print_json(summary.as_dict())
-    else:
+    if not json_out:
         _print_summary(summary)
+    adapted = _adapted(s, json_out) if adapt and summary.lectures else None
+    if json_out:
+        print_json({**summary.as_dict(), **({"adaptation": adapted} if adapted else {})})
     if not summary.lectures:
         typer.echo(_no_lecture_read(summary, paths), err=True)
         raise typer.Exit(1)
+
+
+def _adapted(s: Settings, json_out: bool) -> dict[str, Any]:
+    """The course's adapted model trained after the ingest, when it has none (``aula adapt
+    --from-sentences``); what was done. The index is already written: a failure here loses
+    nothing of it."""
+    from app.adapting import adapt_after_ingest
+
+    def starting() -> None:
+        if not json_out:
+            typer.echo("adapting the evidence check to this course from its own sentences "
+                       "(no LLM; --no-adapt skips)…", err=True)
+
+    with one_line_errors():
+        result = adapt_after_ingest(s, progress=not json_out, starting=starting)
+    if not json_out:
+        typer.echo(f"adapted model: {result['model_dir']}" if result["adapted"]
+                   else f"not adapted: {result['why']}", err=True)
+    return result
 
 
 def _ingest_embedder(s: Settings, ray: str | None, ray_workers: int) -> Any:

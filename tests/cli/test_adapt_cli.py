@@ -234,3 +234,41 @@ def test_adapt_from_the_passages_sentences_asks_no_llm(tmp_path) -> None:  # typ
     assert retriever.search_timed("qual a derivada do seno?", k=3).hits[0].lecture_id == (
         "derivadas")
     assert (index / "adapted" / "unit_vectors.npz").exists()
+
+
+def test_ingest_adapts_a_course_large_enough_and_only_once(tmp_path, monkeypatch
+                                                            ) -> None:  # type: ignore[no-untyped-def]
+    index = tmp_path / "index"
+    # the sample lectures are fewer passages than a course needs: the default gate decides
+    res = run("ingest", str(SAMPLES), "--json", index=index)
+    assert res.returncode == 0, res.stderr
+    said = json.loads(res.stdout)["adaptation"]
+    assert said["adapted"] is False and "fewer than" in said["why"]
+    assert not (index / "adapted" / "model").exists()
+    # a course of enough passages (here: the bar lowered to the samples' size) gets a model
+    # from its own sentences, and the adapted gate reads it
+    monkeypatch.setattr("app.adapting.MIN_PASSAGES", 1)
+    with FakeLLMServer(responder=student_question) as llm:
+        res = run("ingest", str(SAMPLES), index=index, llm=llm)
+        assert res.returncode == 0, res.stderr
+        assert llm.chat_requests == []
+    assert "adapted model:" in res.stderr
+    model = index / "adapted" / "model"
+    manifest = json.loads((model / "adapted.json").read_text())
+    assert manifest["questions_from"] == ["passage sentence"]
+    assert (index / "adapted" / "unit_vectors.npz").exists()
+    with FakeLLMServer() as llm:
+        res = run_aula("ask", "qual a derivada do seno?", "--json", AULA_INDEX_DIR=str(index),
+                       AULA_LLM_BASE_URL=llm.base_url)
+    assert res.returncode == 0, res.stderr
+    assert "adapted_z=" in json.loads(res.stdout)["reason"]
+    # ingesting again keeps the model it has
+    written = manifest["written"]
+    res = run("ingest", str(SAMPLES / "derivadas"), "--json", index=index)
+    assert json.loads(res.stdout)["adaptation"]["why"] == "the index already has an adapted model"
+    assert json.loads((model / "adapted.json").read_text())["written"] == written
+    # --no-adapt trains nothing and says nothing of it
+    other = tmp_path / "other"
+    res = run("ingest", str(SAMPLES), "--no-adapt", "--json", index=other)
+    assert "adaptation" not in json.loads(res.stdout)
+    assert not (other / "adapted").exists()
