@@ -122,9 +122,10 @@ def _fraction(value: float | None) -> str:
 
 # A line of free text that the parser could take for structure: a heading or field label, a
 # segment field, a rule, the missing-value dash. Leading backslashes are looked through, so
-# that escaping (one more backslash) and unescaping (one fewer) undo each other exactly.
+# that escaping (one more backslash) and unescaping (one fewer) undo each other exactly. Any
+# blank but a line break counts as a space (a vertical tab too), as the parser's strip does.
 _STRUCTURAL_RE = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<escapes>\\*)(?=\*\*|-[ \t]*\*|-{3,}[ \t]*$|—[ \t]*$)"
+    r"^(?P<indent>[^\S\n]*)(?P<escapes>\\*)(?=\*\*|-[^\S\n]*\*|-{3,}[^\S\n]*$|—[^\S\n]*$)"
 )
 
 

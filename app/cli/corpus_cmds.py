@@ -23,6 +23,15 @@ if TYPE_CHECKING:
     from corpus.ingest import SegmentParams
 
 
+AdaptOpt = typer.Option(
+    True, "--adapt/--no-adapt",
+    help="Then, when the index has no course-adapted model and holds at least 100 passages, "
+         "train one from the lectures' own sentences, as `aula adapt --from-sentences` does (no "
+         "LLM; about 20 minutes and 10 GB of memory on 2 cores for 13 hours of classes): the "
+         "evidence check reads it to tell the questions the course answers from those it does "
+         "not.")
+
+
 def register(cli: typer.Typer) -> None:
     cli.command()(ingest)
     cli.command()(search)
@@ -56,13 +65,7 @@ def ingest(
     write_transcripts: bool = typer.Option(
         False, "--write-transcripts",
         help="Write each recording's transcript beside it (NAME.json), not in the index."),
-    adapt: bool = typer.Option(
-        True, "--adapt/--no-adapt",
-        help="Then, when the index has no course-adapted model and holds at least 100 "
-             "passages, train one from the lectures' own sentences, as `aula adapt "
-             "--from-sentences` does (no LLM; about 20 minutes and 10 GB of memory on 2 cores "
-             "for 13 hours of classes): the evidence check reads it to tell the questions the "
-             "course answers from those it does not."),
+    adapt: bool = AdaptOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Read transcripts (Whisper JSON, SRT, WebVTT, sentence JSON, CSV/Parquet) and recordings
@@ -91,6 +94,13 @@ def ingest(
         finally:
             if shared is not None:
                 shared.close()
+    _report(s, summary, paths, adapt=adapt, json_out=json_out)
+
+
+def _report(s: Settings, summary: Any, paths: list[Path], *, adapt: bool, json_out: bool
+            ) -> None:
+    """The ingest's report, then the course's adapted model where it gets one; exit 1 when no
+    lecture was read."""
     if not json_out:
         _print_summary(summary)
     adapted = _adapted(s, json_out) if adapt and summary.lectures else None

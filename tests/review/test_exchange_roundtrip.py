@@ -8,7 +8,7 @@ import io
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from app.db import exchange, store
@@ -163,6 +163,8 @@ def _item(n: int, question: str, answer: str, label: str, comment: str | None,
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(st.tuples(TEXT, TEXT, st.sampled_from(store.LABELS), TEXT, TEXT),
                       min_size=1, max_size=3))
+# an escaped rule followed by a vertical tab, which the parser strips as a blank
+@example(texts=[("\\---\x0b", "", "C", "", "")])
 def test_export_then_import_changes_nothing_whatever_the_text(
     texts: list[tuple[str, str, str, str, str]],
 ) -> None:
