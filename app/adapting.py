@@ -5,9 +5,12 @@ units read by it once (what the adapted evidence gate compares a question with).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corpus.adapt.train import GAP
+
+if TYPE_CHECKING:
+    from app.config import Settings
 
 QUESTIONS = 400
 """Passages to have a question for, by default."""
@@ -23,7 +26,7 @@ MIN_PASSAGES = 100
 adapted gate was fitted with models of 100 to 400 questions)."""
 
 
-def adapt_after_ingest(s: Any, *, progress: bool,
+def adapt_after_ingest(s: Settings, *, progress: bool,
                        starting: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """``aula adapt --from-sentences`` with its defaults, for a course whose index has no adapted
     model yet and holds at least ``MIN_PASSAGES`` passages (``starting`` called before the
@@ -47,8 +50,8 @@ def adapt_after_ingest(s: Any, *, progress: bool,
     return {"adapted": True, **result}
 
 
-def train_and_read(s: Any, data: Any, questions: list[Any], *, epochs: int, seed: int, gap: float,
-           progress: bool) -> dict[str, Any]:
+def train_and_read(s: Settings, data: Any, questions: list[Any], *, epochs: int, seed: int,
+                   gap: float, progress: bool) -> dict[str, Any]:
     """The model fine-tuned into INDEX/adapted/, then the index's units read by it once (what
     the adapted gate compares a question with)."""
     from app.services import embedder_from_settings

@@ -71,7 +71,7 @@ def adapt(
                                            progress=not json_out)
         if train:
             result.update(train_and_read(s, data, asked, epochs=epochs, seed=seed,
-                                 gap=negative_gap, progress=not json_out))
+                                         gap=negative_gap, progress=not json_out))
     if json_out:
         print_json(result)
     else:
