@@ -16,9 +16,24 @@ QUESTIONS = 400
 """Passages to have a question for, by default."""
 
 
-def sentence_questions(candidates: list[Any], asked: list[Any]) -> dict[str, Any]:
-    """What ``--from-sentences`` took for its questions."""
-    return {"from_sentences": True, "passages": len(candidates), "questions": len(asked)}
+def course_passages(s: Settings, seed: int = 0) -> tuple[Any, list[Any]]:
+    """The index's data and the passages to have a question for, in the seeded order that
+    covers the lectures in turn (its units; its windows where it has none)."""
+    from corpus.adapt.questions import passages
+    from corpus.index import IndexStore
+
+    data = IndexStore(s.index.dir).load(with_faiss=False)
+    return data, passages(data.units if data.units is not None else data.segments, seed=seed)
+
+
+def sentence_questions(candidates: list[Any], target: int) -> tuple[dict[str, Any], list[Any]]:
+    """The first ``target`` candidates' own sentences as their questions (``--from-sentences``),
+    and what was taken."""
+    from corpus.adapt.cloze import cloze_questions
+
+    asked = cloze_questions(candidates, target)
+    return ({"from_sentences": True, "passages": len(candidates), "questions": len(asked)},
+            asked)
 
 
 MIN_PASSAGES = 100
@@ -31,21 +46,16 @@ def adapt_after_ingest(s: Settings, *, progress: bool,
     """``aula adapt --from-sentences`` with its defaults, for a course whose index has no adapted
     model yet and holds at least ``MIN_PASSAGES`` passages (``starting`` called before the
     minutes of training); what was done, or why not."""
-    from corpus.adapt.cloze import cloze_questions
-    from corpus.adapt.questions import passages
     from corpus.adapt.store import MODEL, adapted_dir
-    from corpus.index import IndexStore
 
     if (adapted_dir(s.index.dir) / MODEL).exists():
         return {"adapted": False, "why": "the index already has an adapted model"}
-    data = IndexStore(s.index.dir).load(with_faiss=False)
-    candidates = passages(data.units if data.units is not None else data.segments, seed=0)
+    data, candidates = course_passages(s)
     if len(candidates) < MIN_PASSAGES:
         return {"adapted": False, "why": f"{len(candidates)} passages, fewer than "
                 f"{MIN_PASSAGES}: the default evidence check decides"}
     starting()
-    asked = cloze_questions(candidates, QUESTIONS)
-    result = sentence_questions(candidates, asked)
+    result, asked = sentence_questions(candidates, QUESTIONS)
     result.update(train_and_read(s, data, asked, epochs=1, seed=0, gap=GAP, progress=progress))
     return {"adapted": True, **result}
 

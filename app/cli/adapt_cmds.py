@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from app.adapting import QUESTIONS, sentence_questions, train_and_read
+from app.adapting import QUESTIONS, course_passages, sentence_questions, train_and_read
 from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
 from corpus.adapt.train import GAP
 
@@ -49,23 +49,16 @@ def adapt(
     from lectures on the same subject, and the E5 model is fine-tuned on them into
     INDEX/adapted/, which the evidence gate then reads (unless AULA_GATE_FILE names another)
     and search reranks its first hits with when AULA_RERANK=adapted."""
-    from corpus.adapt.cloze import cloze_questions
-    from corpus.adapt.questions import passages
-
     s = settings_for(index)
     with one_line_errors():
         from corpus.errors import InputError
-        from corpus.index import IndexStore
 
         if from_sentences and ray:
             raise InputError("--ray writes the LLM's questions; --from-sentences asks none")
 
-        data = IndexStore(s.index.dir).load(with_faiss=False)
-        candidates = passages(data.units if data.units is not None else data.segments,
-                              seed=seed)
+        data, candidates = course_passages(s, seed)
         if from_sentences:
-            asked = cloze_questions(candidates, questions)
-            result: dict[str, Any] = sentence_questions(candidates, asked)
+            result, asked = sentence_questions(candidates, questions)
         else:
             result, asked = _llm_questions(s, data, candidates, questions, ray, ray_workers,
                                            progress=not json_out)
