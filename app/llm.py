@@ -217,6 +217,11 @@ class LLMClient:
             self._read.put(key, got)
         return got
 
+    def forget_reads(self) -> None:
+        """Forget the yes/no replies kept by ``first_token(fresh=True)``: the next read of each
+        asks the server again (a bench timing two strategies on one question)."""
+        self._read.clear()
+
     def _first_token(self, messages: Sequence[Message], top: int, *, fresh: bool
                      ) -> tuple[str, dict[str, float] | None]:
         kwargs = self._kwargs(messages, 0.0, 1)

@@ -404,6 +404,8 @@ def _run_set(set_name: str, split: str, strategies: list[str],
         # interleave so that machine load falls on every strategy alike
         plan.sort(key=lambda nq: (qs.index(nq[1]), nq[0]))
         for name, q in tqdm(plan, desc=f"respostas {set_name}", unit="pergunta"):
+            # each answer's seconds its own: not the yes/no another strategy read for it
+            services.llm.forget_reads()
             row = _one(services, answerers[name], q, 10, set_name, references, name)
             rows[name].append(row)
             log.write(json.dumps(row, ensure_ascii=False) + "\n")

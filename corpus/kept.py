@@ -34,5 +34,9 @@ class Kept(Generic[K, V]):
             while len(self._values) > self.size:
                 self._values.popitem(last=False)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
     def __len__(self) -> int:
         return len(self._values)

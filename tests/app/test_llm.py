@@ -140,6 +140,9 @@ def test_a_deciding_yes_no_is_read_past_the_embedded_servers_prompt_cache_and_on
     client(server).first_token(MESSAGES, fresh=True)
     assert [("cache_prompt" in r) for r in server.chat_requests] == [True, True, False, False]
     assert len(server.chat_requests) == 4
+    embedded.forget_reads()  # forgotten: read again, past the cache
+    assert embedded.first_token(MESSAGES, fresh=True) == first
+    assert len(server.chat_requests) == 5 and server.chat_requests[-1]["cache_prompt"] is False
 
 
 def _with_credentials(srv: FakeLLMServer) -> str:
