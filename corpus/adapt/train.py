@@ -273,6 +273,7 @@ def train_model(base: Any, data: Any, questions: Sequence[GeneratedQuestion], ou
         "trained_on": len(train),
         "held_out": len(test),
         "epochs": epochs,
+        "train_tokens": TRAIN_SEQ_LENGTH,
         "negatives": {"same_lecture": same_lecture, "other_lectures": other_lectures,
                       "gap_s": gap},
         "before_hit@1": _hit1(before),
