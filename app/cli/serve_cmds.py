@@ -115,13 +115,15 @@ def _saved(s: Settings, body: dict) -> int:  # type: ignore[type-arg]
 
 def render_answer_markdown(body: dict, *, hide_urls: bool = False) -> str:  # type: ignore[type-arg]
     """A report record (the reference's shape, parsed back by ``eval.record.parse_records``):
-    question, segments, answer, references; a reply without an answer prints its note."""
+    question, segments, answer, references; a reply without an answer prints its note. A reply
+    that cites nothing (a decline, the LLM down) lists as its references the moments its text
+    points to ("os momentos mais próximos estão abaixo")."""
     from corpus.models import Hit
     from corpus.render import fmt_ts
     from eval.record import Record, Reference, render_record
 
     refs = []
-    for c in body.get("citations", []):
+    for c in body.get("citations") or body.get("moments") or []:
         label = f"{c['title'] or c['lecture_id']} ({fmt_ts(c['start'])}–{fmt_ts(c['end'])})"
         refs.append(Reference(label, c["url"], c["start"], c["end"]))
     answer = body.get("answer") or body.get("note") or ""

@@ -64,6 +64,19 @@ def test_ask_with_the_llm_down_prints_the_moments_and_exits_1(tmp_path: Path, sa
     assert "erro:" in res.stderr
 
 
+def test_a_reply_that_cites_nothing_lists_the_moments_it_points_to(tmp_path: Path, sample_index
+                                                                  ) -> None:  # type: ignore[no-untyped-def]
+    env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+           "AULA_LLM_MODEL": "x", "AULA_LLM_RETRIES": "0"}
+    text = ask(["O que a função ReLU faz?"], env, tmp_path)
+    body = json.loads(ask(["O que a função ReLU faz?", "--json"], env, tmp_path).stdout)
+    [rec] = parse_records(text.stdout)
+    assert rec.answer.startswith("Não consegui") and not body["citations"]
+    assert [r.url for r in rec.references] == [m["url"] for m in body["moments"]]
+    assert body["moments"] and all(f"{m['title']} (" in r.title
+                                   for r, m in zip(rec.references, body["moments"], strict=True))
+
+
 def test_a_question_that_cannot_be_asked_gets_one_line_naming_the_field(
         tmp_path: Path, sample_index) -> None:  # type: ignore[no-untyped-def]
     env = {"AULA_INDEX_DIR": str(sample_index.root), "AULA_LLM_BASE_URL": "http://127.0.0.1:9"}
