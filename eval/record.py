@@ -17,7 +17,7 @@ out of order in one record is refused, naming its line, rather than read as text
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from corpus.errors import InputError
@@ -158,6 +158,17 @@ def _free(value: str | None) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(normalise_newlines(text).split("\n"))
+
+
+def reference_titles(titles: Sequence[str], numbers: Sequence[Sequence[int]]) -> list[str]:
+    """The references' titles as a record lists them: as they are when the answer's citation
+    numbers are their places in the list ([1] the first line, [2] the second, ...), else each
+    led by its own numbers ("[4] Autovetores e autovalores (00:12:30–00:13:22)"), so that the
+    "[4]" of an answer citing the passages 2, 4 and 5 of a summary leads to its line."""
+    if all(list(n) == [i + 1] for i, n in enumerate(numbers)):
+        return list(titles)
+    return [f"[{', '.join(map(str, n))}] {t}" if n else t
+            for t, n in zip(titles, numbers, strict=True)]
 
 
 def render_record(rec: Record, hide_urls: bool = False) -> str:

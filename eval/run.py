@@ -30,7 +30,7 @@ from eval.label_model import LabelModel, most_likely
 from eval.labels import Thresholds, ar_only_label, combined_label, is_missing
 from eval.likelihood import ContinuationScorer, answer_gains, likelihood_scale
 from eval.metrics import Span, first_hit_rank
-from eval.record import Record, Reference
+from eval.record import Record, Reference, reference_titles
 from eval.report import summarise, write_records, write_rows, write_summary
 from eval.signals import (
     AULA,
@@ -571,10 +571,11 @@ def _tick(bar: Any) -> None:
 def to_record(item: dict[str, Any]) -> Record:
     """An item in the shape of the reference report's record."""
     segs = [Hit(**s) for s in item.get("segments") or []]
-    refs = [
-        Reference(title=c.get("title", ""), url=c.get("url", ""), start=c["start"], end=c["end"])
-        for c in item.get("citations") or []
-    ]
+    cited = item.get("citations") or []
+    titles = reference_titles([c.get("title", "") for c in cited],
+                              [c.get("n") or [] for c in cited])
+    refs = [Reference(title=t, url=c.get("url", ""), start=c["start"], end=c["end"])
+            for t, c in zip(titles, cited, strict=True)]
     return Record(
         qid=str(item["id"]),
         question=str(item["question"]),

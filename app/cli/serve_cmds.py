@@ -120,12 +120,14 @@ def render_answer_markdown(body: dict, *, hide_urls: bool = False) -> str:  # ty
     points to ("os momentos mais próximos estão abaixo")."""
     from corpus.models import Hit
     from corpus.render import fmt_ts
-    from eval.record import Record, Reference, render_record
+    from eval.record import Record, Reference, reference_titles, render_record
 
-    refs = []
-    for c in body.get("citations") or body.get("moments") or []:
-        label = f"{c['title'] or c['lecture_id']} ({fmt_ts(c['start'])}–{fmt_ts(c['end'])})"
-        refs.append(Reference(label, c["url"], c["start"], c["end"]))
+    shown = body.get("citations") or body.get("moments") or []
+    labels = reference_titles(
+        [f"{c['title'] or c['lecture_id']} ({fmt_ts(c['start'])}–{fmt_ts(c['end'])})"
+         for c in shown], [c.get("n") or [] for c in shown])
+    refs = [Reference(label, c["url"], c["start"], c["end"])
+            for label, c in zip(labels, shown, strict=True)]
     answer = body.get("answer") or body.get("note") or ""
     rec = Record("1", body["question"], [Hit(**h) for h in body["segments"]], answer, refs)
     return render_record(rec, hide_urls=hide_urls).rstrip()

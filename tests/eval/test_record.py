@@ -293,3 +293,20 @@ def test_parsing_takes_time_linear_in_the_text() -> None:
     except RecordParseError:
         pass  # a refused file is fine: refused at once
     assert time.perf_counter() - t0 < 5.0
+
+
+def test_a_summarys_citation_numbers_lead_to_their_reference_lines() -> None:
+    from eval.run import to_record
+
+    def item(numbers: list[int]) -> dict:  # type: ignore[type-arg]
+        cites = [{"n": [n], "title": f"Autovalores parte {n}", "url": f"https://youtu.be/x?t={n}",
+                  "start": 10.0 * n, "end": 10.0 * n + 5} for n in numbers]
+        return {"id": 1, "question": "resume a aula de autovalores",
+                "answer": " ".join(f"Frase [{n}]." for n in numbers), "citations": cites}
+
+    summary = render_record(to_record(item([2, 4, 5])))
+    assert "- [[4] Autovalores parte 4](https://youtu.be/x?t=4)" in summary
+    [back] = parse_records(summary)
+    assert [r.title.split("]")[0] for r in back.references] == ["[2", "[4", "[5"]
+    plain = render_record(to_record(item([1, 2])))
+    assert "- [Autovalores parte 1](https://youtu.be/x?t=1)" in plain  # the study's shape kept
