@@ -104,13 +104,19 @@ class Quoter:
             return [gain, *([None] * (len(quotes) - 1))]
         return [None] * len(quotes)
 
-    def quotes(self, about: str, passages: Sequence[Passage], decision: Decision
-               ) -> list[Quote]:
+    def shown(self, question: Question) -> int:
+        """How many quotes an answer shows at most: ``shown``, one more for a comparison (the
+        best passage of each compared subject besides the first hit, as the decide stage
+        chooses them)."""
+        return self.settings.shown + (question.sides is not None)
+
+    def quotes(self, about: str, passages: Sequence[Passage], decision: Decision,
+               shown: int | None = None) -> list[Quote]:
         """The quotes read or shown: the first ``checks`` passages with the yes/no (at least
-        ``shown``), the gate's choice first."""
+        ``shown``, by default the settings'), the gate's choice first."""
         order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
         reads = self.settings.checks if self.confidence == "yesno" else 0
-        order = order[: max(reads, self.settings.shown)]
+        order = order[: max(reads, self.settings.shown if shown is None else shown)]
         found = (best_runs(about, [passages[i] for i in order], self.embed)
                  if self.settings.span == "sentences" else
                  [whole_passage(n, passages[i]) for n, i in enumerate(order)])
@@ -144,7 +150,8 @@ class Quoter:
                         reason=f"{decision.reason}; P(covered) < {cut:.2f} to quote")
             return
         t0 = time.perf_counter()
-        quotes = self.quotes(question.about, passages, decision)
+        most = self.shown(question)
+        quotes = self.quotes(question.about, passages, decision, most)
         try:
             ps = self.confidences(question, passages, quotes)
         except LLMError as exc:
@@ -160,9 +167,8 @@ class Quoter:
         name, at = (("gain", self.settings.min_gain) if self.confidence == "likelihood" else
                     ("P", self.settings.min_p if self.confidence == "yesno" else 0.0))
         read = ", ".join(f"{q.p or 0.0:.2f}" for q in quotes if q.p is not None)
-        chosen = (list(quotes[: self.settings.shown]) if self.confidence == "off" else
-                  [quotes[i] for i in shown_quotes([q.p for q in quotes], at,
-                                                   self.settings.shown)])
+        chosen = (list(quotes[:most]) if self.confidence == "off" else
+                  [quotes[i] for i in shown_quotes([q.p for q in quotes], at, most)])
         chosen = self.continued(passages, chosen)
         if best is None or not chosen:
             why = f"{decision.reason}; no sentence answers: {name}=[{read}] < {at:.2f}"

@@ -244,7 +244,8 @@ class AnswerSettings(BaseModel):
         ge=1,
         le=3,
         description="`quote`: how many passages are quoted, each with its moment, in the "
-        "gate's order (each read by the LLM's yes/no; a passage under `quote_min_p` is left out).",
+        "gate's order (each read by the LLM's yes/no; a passage under `quote_min_p` is left out); "
+        "a question comparing two subjects gets one more, so that each subject's is quoted.",
     )
     quote_lead: bool = Field(
         default=QUOTE.lead,

@@ -414,3 +414,23 @@ def test_a_quoted_passage_goes_on_to_the_lecture_s_next_sentences_with_their_sec
     assert cite["start"] == before["start"] and cite["end"] > before["end"]
     last = [c for c in cues if c.text.strip() and c.text.strip() in said][-1]
     assert cite["end"] == pytest.approx(last.end, abs=0.5)
+
+
+def yes_responder(messages: list[dict]) -> str:
+    user = messages[-1]["content"]
+    if "PERGUNTA DE UM ESTUDANTE" in user or "AFIRMAÇÃO:" in user:
+        return "SIM@0.95"
+    return "Resposta livre que não deveria aparecer [1]."
+
+
+def test_a_comparison_quotes_one_passage_more_so_each_subject_s_lecture_is_quoted(
+        sample_index, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    with FakeLLMServer(yes_responder) as llm, quote_service(
+            sample_index, tmp_path_factory, llm, quote_chars=0) as url:
+        compared = ask(url, "qual a diferença entre a regra da cadeia e a função de ativação "
+                            "ReLU?")
+        single = ask(url, "o que a regra da cadeia diz sobre funções compostas?")
+    assert compared["covered"] is True, compared["reason"]
+    assert len(compared["citations"]) == 3
+    assert {c["lecture_id"] for c in compared["citations"]} == {"derivadas", "redes-neurais"}
+    assert len(single["citations"]) == 2  # a question of one subject: the settings' two
