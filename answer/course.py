@@ -41,11 +41,14 @@ import numpy as np
 
 from corpus.errors import InputError
 from corpus.jsonlines import read_objects
+from corpus.query import QueryRewriter
 from corpus.text import fold
 from eval.fitting import cross_validated_p, fit_logistic
 from eval.logistic import Logistic, field_of, json_object, number
 
 DEFAULT_COURSE_FILE = Path(__file__).with_name("course.json")
+_WRITTEN_OUT = QueryRewriter(framing=False, mentions=False)
+"""Chat abbreviations written out, nothing else (no corpus vocabulary: no accents, no speller)."""
 COURSE = "course logistics"
 """The ``kind`` of a course question in the question sets; ``answerable`` and any kind of
 subject question (``neighbouring subject``, ``other subject``, ``subject``) are the others."""
@@ -73,6 +76,16 @@ absences project projects extension late credit
 # "prova" in a proof's sense: "a prova de trabalho do bitcoin", "a prova por indução"
 _PROOF = re.compile(r"\bprovas? (?:de trabalho|por (?:inducao|contradicao|absurdo)|de que|"
                     r"visua(?:l|is)|geometricas?|formal|formais|elegantes?|bonitas?)\b")
+
+
+def course_text(question: str) -> str:
+    """What the check reads of ``question``: its chat abbreviations written out ("qnd" ->
+    "quando", "vc" -> "você", "hj" -> "hoje"), as most of the questions it was fitted on are
+    written, the rest as typed (a mention of the lecture or the teacher is a sign of a course
+    question, so it stays). Twelve logistics questions typed in chat spellings, written for the
+    check: 10 flagged as typed, 12 written out ("qnd sai a nota da p2?" 0.67 -> 0.88); twelve
+    on the subject so typed: none either way."""
+    return _WRITTEN_OUT(question)
 
 
 def course_words(question: str) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from answer.course import fit, read_labelled
+from answer.course import course_text, fit, read_labelled
 from app.batch import EvalOptions, eval_pipeline, label_model_for, thresholds_for
 from app.cli.common import IndexOpt, JsonOpt, one_line_errors, print_json, settings_for
 from app.cli.common import load_embedder as embedder_for
@@ -406,7 +406,7 @@ def fit_course(
     with one_line_errors():
         rows = [r for path in questions for r in read_labelled(path, split)]
         embedder = embedder_for(s)
-        vectors = embedder.embed([q for q, _ in rows], "query")
+        vectors = embedder.embed([course_text(q) for q, _ in rows], "query")
         check = fit(vectors, [c for _, c in rows], embedder.model_id)
         check.fitted.update({"questions_file": ", ".join(p.name for p in questions),
                              "split": split})

@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from answer.course import CourseCheck, course_words, fit, labelled, read_labelled
+from answer.course import CourseCheck, course_text, course_words, fit, labelled, read_labelled
+from answer.decide import Decider
+from answer.question import understand
 from corpus.errors import InputError
 
 
@@ -113,3 +115,19 @@ def test_a_question_saying_no_word_of_the_courses_organisation_is_not_about_the_
         assert check.is_course(v, question)[0] is True, question
     assert course_words("a prova por indução e a prova de que raiz de 2 é irracional") == []
     assert course_words("Qual o PRAZO da lista?") == ["prazo", "lista"]
+
+
+def test_a_course_question_typed_in_chat_spellings_is_read_written_out(embedder) -> None:  # type: ignore[no-untyped-def]
+    check = CourseCheck.load(None)
+    decider = Decider(llm=None, embed=embedder.embed, course=check)
+    assert course_text("qnd sai a nota da p2? vc sabe?") == "quando sai a nota da p2? você sabe?"
+    for question in ("qnd sai a nota da p2?", "tb vai cair derivada na prova? qnd é?"):
+        read = decider.about_course(understand(question))
+        assert read is not None and read[0] is True, (question, read)
+    for question in ("pq a derivada de x² é 2x?",
+                     "oq acontece qnd a taxa de aprendizado é mt alta?"):
+        read = decider.about_course(understand(question))
+        assert read is not None and read[0] is False, (question, read)
+    # with the query rewriter off the question is read as typed
+    off = decider.about_course(understand("qnd sai a nota da p2?", rewrite=False))
+    assert off is not None and off[0] is False
