@@ -2,9 +2,11 @@
 
 The question is searched as ``Question.search`` reads it, translated first when it is in
 another language than the lectures' and a translator is configured; a comparison's two
-subjects are searched too and their best windows come up beside the first hit. The answer
-stages read a fixed number of hits (``DECISION_HITS``), whatever ``k`` the student asked for:
-the gate was fitted on that many, and its signals read them all.
+subjects are searched too and their best windows come up beside the first hit; a question
+whose words all name one lecture's title gets that lecture's best hit first
+(``corpus.titles``). The answer stages read a fixed number of hits (``DECISION_HITS``),
+whatever ``k`` the student asked for: the gate was fitted on that many, and its signals read
+them all.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from answer.translate import needs_translation
 from corpus.compare import with_sides
 from corpus.models import Hit
 from corpus.retrieve import SearchResult, SearchTimings
+from corpus.titles import titled_first
 
 DECISION_HITS = 10
 """Hits the focus, the evidence check and the gate read (the shipped gate's fitting k)."""
@@ -45,9 +48,15 @@ def search(retriever: Any, question: Question, k: int = 10,
            lectures: list[str] | None = None) -> SearchResult:
     """The hits for ``question`` (its ``search`` text). A comparison's subjects are searched
     too (with the rewriter on), and each one's best window comes up beside the whole
-    question's first, its scores held to the whole question's: the gate reads them."""
+    question's first, its scores held to the whole question's: the gate reads them. Any other
+    question whose words all name one lecture's title gets that lecture's best hit first
+    (``corpus.titles``; with the rewriter on)."""
     res = retriever.search_timed(question.search, k, lectures=lectures)
     sides = question.sides if question.rewrite else None
+    if sides is None and question.rewrite and res.hits and hasattr(retriever, "titled_lecture"):
+        titled = titled_first(res.hits, retriever.titled_lecture(res.query),
+                              lambda h: h.lecture_id)
+        return replace(res, hits=titled)
     if sides is None or not res.hits:
         return res
     found = [retriever.search_timed(side, 1, lectures=lectures) for side in sides]

@@ -15,7 +15,7 @@ ALL = [
     "judge_throughput", "judge_speed", "likelihood_engines", "judge_writers",
     "judge_across_writers", "eval_scale",
     "judge_agreement",
-    "annotate", "summary_requests", "comparisons", "login_memory",
+    "annotate", "summary_requests", "comparisons", "titled", "login_memory",
 ]
 
 

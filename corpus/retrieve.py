@@ -22,6 +22,7 @@ from corpus.models import Cue, Hit
 from corpus.query import QueryRewriter
 from corpus.repeats import misfiled
 from corpus.text import fold
+from corpus.titles import Titles
 from corpus.units import best_per_window, members
 from corpus.vector_store import FolderStore, Ranked, VectorStore, cosines
 
@@ -140,6 +141,18 @@ class Retriever:
     @property
     def has_units(self) -> bool:
         return self._units is not None
+
+    @functools.cached_property
+    def titles(self) -> Titles:
+        """The lectures' title words (``corpus.titles``), built on first use."""
+        lectures = self.data.lectures
+        return Titles.of(dict(zip(lectures["lecture_id"].astype(str),
+                                  lectures["title"].fillna("").astype(str), strict=True)))
+
+    def titled_lecture(self, query: str) -> str | None:
+        """The one lecture whose title names every word of ``query`` (as searched: rewritten),
+        else None (``corpus.titles.Titles.named``)."""
+        return self.titles.named(query)
 
     @functools.cached_property
     def rarity(self) -> TermRarity:

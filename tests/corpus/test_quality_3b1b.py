@@ -48,3 +48,14 @@ def test_sidecar_titles_and_urls_come_along(dl_retriever: Retriever) -> None:
 def test_question_finds_its_video_in_top5(dl_retriever: Retriever, q: dict) -> None:
     hits = dl_retriever.search(q["question"], 5)
     assert q["gold_lecture"] in [h.lecture_id for h in hits], [h.lecture_id for h in hits]
+
+
+def test_a_short_question_naming_a_lecture_s_title_finds_that_lecture_first(
+        dl_retriever: Retriever) -> None:
+    from answer.question import understand
+    from answer.retrieve import search
+
+    for question, lecture in (("o que é um gpt?", "2024/gpt"),
+                              ("o que é uma rede neural?", "2017/neural-networks")):
+        hits = search(dl_retriever, understand(question), 10).hits
+        assert hits[0].lecture_id == lecture, [h.lecture_id for h in hits]
