@@ -3,8 +3,8 @@
 The question is searched as ``Question.search`` reads it, translated first when it is in
 another language than the lectures' and a translator is configured; a comparison's two
 subjects are searched too and their best windows come up beside the first hit; a question
-whose words all name one lecture's title gets that lecture's best hit first
-(``corpus.titles``). The answer stages read a fixed number of hits (``DECISION_HITS``),
+whose words all name one lecture's title (or two or three) gets that lecture's best hit
+first (``corpus.titles``). The answer stages read a fixed number of hits (``DECISION_HITS``),
 whatever ``k`` the student asked for: the gate was fitted on that many, and its signals read
 them all.
 """
@@ -53,8 +53,8 @@ def search(retriever: Any, question: Question, k: int = 10,
     (``corpus.titles``; with the rewriter on)."""
     res = retriever.search_timed(question.search, k, lectures=lectures)
     sides = question.sides if question.rewrite else None
-    if sides is None and question.rewrite and res.hits and hasattr(retriever, "titled_lecture"):
-        titled = titled_first(res.hits, retriever.titled_lecture(res.query),
+    if sides is None and question.rewrite and res.hits and hasattr(retriever, "titled_lectures"):
+        titled = titled_first(res.hits, retriever.titled_lectures(res.query),
                               lambda h: h.lecture_id)
         return replace(res, hits=titled)
     if sides is None or not res.hits:

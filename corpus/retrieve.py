@@ -149,9 +149,9 @@ class Retriever:
         return Titles.of(dict(zip(lectures["lecture_id"].astype(str),
                                   lectures["title"].fillna("").astype(str), strict=True)))
 
-    def titled_lecture(self, query: str) -> str | None:
-        """The one lecture whose title names every word of ``query`` (as searched: rewritten),
-        else None (``corpus.titles.Titles.named``)."""
+    def titled_lectures(self, query: str) -> frozenset[str]:
+        """The lectures whose titles name every word of ``query`` (as searched: rewritten),
+        when few do (``corpus.titles.Titles.named``)."""
         return self.titles.named(query)
 
     @functools.cached_property
