@@ -28,7 +28,7 @@ ASKING = frozenset(tokenize(
 
 @dataclass(frozen=True)
 class Titles:
-    """Each lecture's title words, to find the one lecture a question's words all belong to."""
+    """Each lecture's title words, to find the few lectures a question's words all belong to."""
 
     words: Mapping[str, frozenset[str]]
 
