@@ -10,7 +10,7 @@ text is generated. A summary request is decided on its lecture instead (``answer
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from answer.course import CourseCheck, course_text
@@ -59,6 +59,9 @@ class Decider:
     adapted: Callable[[str], Mapping[str, float]] | None = None
     """The course-adapted model's signals of a question (``corpus.adapt.signals``), None where
     the index has none."""
+    numbered_lecture: Callable[[str], str | None] | None = None
+    """The lecture a question names by its number ("resume a aula 4"), if one
+    (``Retriever.numbered_lecture``): the one a summary request sums up."""
 
     def about_course(self, question: Question) -> tuple[bool, float] | None:
         """The course check's reading of ``question`` (None when there is no check)."""
@@ -113,7 +116,8 @@ class Decider:
         decision = self.deciding(feats).decide(probs, [h.score for h in hits], budget, feats)
         windows: list[Hit] = []
         if question.summary:
-            decision, windows = self.summary_decision(question.about, hits, decision)
+            decision, windows = self.summary_decision(question.about, hits, decision,
+                                                      question.text)
         known = [-1.0 if p is None else p for p in probs]
         rest = [i for i in sorted(range(len(passages)), key=lambda i: -known[i])
                 if i not in decision.order]
@@ -125,12 +129,19 @@ class Decider:
             moments = [passage_moment(p, None) for p in chosen]
         return Decided(list(passages), list(probs), decision, chosen, moments)
 
-    def summary_decision(self, topic: str, hits: Sequence[Hit], decision: Decision
-                         ) -> tuple[Decision, list[Hit]]:
+    def summary_decision(self, topic: str, hits: Sequence[Hit], decision: Decision,
+                         asked: str = "") -> tuple[Decision, list[Hit]]:
         """A summary request's decision (``answer.summary.summary_decision``, in place of the
-        gate's) and the windows of the lecture it sums up, in time order."""
-        lecture = summary_lecture([h.lecture_id for h in hits], [h.title for h in hits], topic)
+        gate's) and the windows of the lecture it sums up, in time order. A lecture the request
+        names by its number (``asked``: "resume a aula 4") is summed up, whatever its topic."""
+        named = self.numbered_lecture(asked) if self.numbered_lecture and asked else None
+        lecture = named or summary_lecture([h.lecture_id for h in hits],
+                                           [h.title for h in hits], topic)
         windows = list(self.lecture_windows(lecture)) or sorted(
             (h for h in hits if h.lecture_id == lecture), key=lambda h: h.start)
+        if named and windows:
+            return replace(decision, covered=True, order=[0],
+                           reason=f"summary of {lecture}: named by its number "
+                                  f"({decision.reason})"), windows
         return summary_decision(decision, topic, lecture, [w.text for w in windows],
                                 windows[0].title if windows else ""), windows

@@ -116,7 +116,8 @@ class Pipeline:
             (lambda _lecture: ()) if r is None else r.lecture_windows,
             None if r is None else r.said_in_few_lectures, gate,
             _course_check(a.course_file, embed, embed_model_id), a.gate_candidates,
-            a.focus_windows, a.passage_chars, a.passages, a.focus_reach, adapted)
+            a.focus_windows, a.passage_chars, a.passages, a.focus_reach, adapted,
+            None if r is None else r.numbered_lecture)
         quote = QuoteSettings.of(a)
         return cls(
             llm=llm, embed=embed, decider=decider,
@@ -455,6 +456,8 @@ class IndexReads(Protocol):
     def term_coverage(self, question: str, texts: Any) -> float: ...
 
     def lecture_windows(self, lecture_id: str) -> Any: ...
+
+    def numbered_lecture(self, question: str) -> str | None: ...
 
     def said_in_few_lectures(self, word: str) -> bool: ...
 

@@ -139,6 +139,10 @@ class Services:
         """Every window of ``lecture_id`` in the index being served (a summary's)."""
         return self._retriever.lecture_windows(lecture_id)
 
+    def numbered_lecture(self, question: str) -> str | None:
+        """The lecture of the index being served that ``question`` names by its number."""
+        return self._retriever.numbered_lecture(question)
+
     @property
     def adapted(self) -> Any:
         """The current index's course-adapted signals, None where the gate reads none: what the

@@ -149,6 +149,11 @@ class Retriever:
         return Titles.of(dict(zip(lectures["lecture_id"].astype(str),
                                   lectures["title"].fillna("").astype(str), strict=True)))
 
+    def numbered_lecture(self, question: str) -> str | None:
+        """The one lecture whose title or id gives it the number ``question`` names ("resume a
+        aula 4"), else None (``corpus.titles.Titles.by_number``)."""
+        return self.titles.by_number(question)
+
     def titled_lectures(self, query: str) -> frozenset[str]:
         """The lectures whose titles name every word of ``query`` (as searched: rewritten),
         when few do (``corpus.titles.Titles.named``)."""

@@ -13,11 +13,13 @@ compared as BM25 reads them (stop words out, Snowball stems, accents folded).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from corpus.bm25 import tokenize
+from corpus.text import fold
 
 ASKING = frozenset(tokenize(
     "significa significado quer dizer diz explica explicar explique funciona funcionam "
@@ -26,16 +28,47 @@ ASKING = frozenset(tokenize(
 """Words that ask rather than name a subject ("o que significa", "como funciona")."""
 
 
+_NUMBERED = re.compile(r"\b(aulas?|lectures?|class|videos?|capitulos?|cap|chapters?|episodios?|"
+                       r"episodes?|ep|partes?|parts?)\.?\s*(?:n[o.]?\s*)?0*(\d{1,3})\b")
+_KIND = {"aula": "aula", "aulas": "aula", "lecture": "aula", "lectures": "aula", "class": "aula",
+         "video": "video", "videos": "video", "capitulo": "cap", "capitulos": "cap", "cap": "cap",
+         "chapter": "cap", "chapters": "cap", "episodio": "ep", "episodios": "ep",
+         "episode": "ep", "episodes": "ep", "ep": "ep", "parte": "parte", "partes": "parte",
+         "part": "parte", "parts": "parte"}
+
+
+def numbered(text: str) -> set[tuple[str, int]]:
+    """The numbered lectures ``text`` names ("resume a aula 4", "FastAPI do Zero (2025), aula
+    04 (ao vivo)", the id "aula-04", "Capítulo 14"): (kind, number), kinds of one family read as
+    one ("aula", "lecture", "class"; "capítulo", "chapter")."""
+    spaced = re.sub(r"[-_/]", " ", fold(text))
+    return {(_KIND[m.group(1)], int(m.group(2))) for m in _NUMBERED.finditer(spaced)}
+
+
 @dataclass(frozen=True)
 class Titles:
-    """Each lecture's title words, to find the few lectures a question's words all belong to."""
+    """Each lecture's title words, to find the few lectures a question's words all belong to,
+    and the numbers its title or id gives it ("aula 04"), to find the one a student names."""
 
     words: Mapping[str, frozenset[str]]
+    numbers: Mapping[str, frozenset[tuple[str, int]]] | None = None
 
     @classmethod
     def of(cls, titles: Mapping[str, str]) -> Titles:
         """From each lecture id's title."""
-        return cls({lecture: frozenset(tokenize(title)) for lecture, title in titles.items()})
+        return cls({lecture: frozenset(tokenize(title)) for lecture, title in titles.items()},
+                   {lecture: frozenset(numbered(f"{lecture} {title}"))
+                    for lecture, title in titles.items()})
+
+    def by_number(self, question: str) -> str | None:
+        """The one lecture whose title or id gives it a number ``question`` names ("resume a
+        aula 4" -> "aula-04"), else None (no number named, or several lectures with it: the
+        "Capítulo 4" of three series)."""
+        asked = numbered(question)
+        if not asked or not self.numbers:
+            return None
+        found = [lecture for lecture, nums in self.numbers.items() if asked & nums]
+        return found[0] if len(found) == 1 else None
 
     def named(self, question: str) -> frozenset[str]:
         """The lectures whose titles hold every word of ``question`` but its asking words, when

@@ -92,3 +92,36 @@ def test_spread_takes_the_lecture_from_its_opening_to_its_close() -> None:
     assert spread(list(range(11)), 5) == [0, 2, 5, 8, 10]
     assert spread([1, 2, 3], 5) == [1, 2, 3]
     assert spread([1, 2, 3], 1) == [1]
+
+
+def test_a_lecture_named_by_its_number_is_the_one_summed_up(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import shutil
+
+    from answer.decide import Decider
+    from corpus.index import IndexStore
+    from corpus.ingest import ingest
+    from corpus.retrieve import Retriever
+    from tests.conftest import SAMPLES
+
+    src = tmp_path / "curso"
+    shutil.copytree(SAMPLES, src)
+    for lecture, title in (("derivadas", "Curso de cálculo (2025), aula 01 (ao vivo)"),
+                           ("redes-neurais", "Curso de cálculo (2025), aula 02 (ao vivo)")):
+        (src / lecture / "title.json").write_text(json.dumps(title), encoding="utf-8")
+    store = IndexStore(tmp_path / "index")
+    ingest([src], store, embedder)
+    retriever = Retriever(store.load(), embedder)
+    decider = Decider(llm=None, lecture_windows=retriever.lecture_windows,
+                      numbered_lecture=retriever.numbered_lecture)
+    declined = Decision(False, [], None, "P(covered)=0.05 < 0.50")
+    for asked, lecture in (("resume a aula 2", "redes-neurais"),
+                           ("me faz um resumo da aula 01", "derivadas")):
+        hits = retriever.search(asked, 10)
+        decision, windows = decider.summary_decision(summary_topic(asked), hits, declined, asked)
+        assert decision.covered and "named by its number" in decision.reason, decision.reason
+        assert windows and {w.lecture_id for w in windows} == {lecture}
+    # a number no lecture has: read as before, by the topic
+    decision, _ = decider.summary_decision("7", retriever.search("resume a aula 7", 10),
+                                           declined, "resume a aula 7")
+    assert not decision.covered

@@ -47,3 +47,30 @@ def test_the_named_lecture_s_best_hit_comes_first_and_the_rest_keep_their_order(
     assert titled_first(hits, {"gauss"}, of) == hits  # already first
     assert titled_first(hits, {"derivadas"}, of) == hits  # no hit of it
     assert titled_first(hits, set(), of) == hits
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("resume a aula 4", {("aula", 4)}),
+    ("FastAPI do Zero (2025), aula 04 (ao vivo)", {("aula", 4)}),
+    ("aula-04", {("aula", 4)}),
+    ("summarize lecture 12", {("aula", 12)}),
+    ("Autovetores e autovalores | Capítulo 14, Essência da álgebra linear", {("cap", 14)}),
+    ("resume o vídeo sobre bitcoin", set()),
+    ("a aula de hoje foi sobre a regra 2", set()),
+])
+def test_a_numbered_lecture_is_read_from_a_request_a_title_or_an_id(
+        text: str, named: set[tuple[str, int]]) -> None:
+    from corpus.titles import numbered
+
+    assert numbered(text) == named
+
+
+def test_a_number_names_a_lecture_only_when_one_lecture_has_it() -> None:
+    titles = Titles.of({"aula-04": "FastAPI do Zero (2025), aula 04 (ao vivo)",
+                        "2016/eigenvalues": "Autovetores | Capítulo 14, Essência da álgebra",
+                        "2017/chain": "Regra da cadeia | Capítulo 4, Essência do cálculo",
+                        "2016/matmul": "Multiplicação | Capítulo 4, Essência da álgebra"})
+    assert titles.by_number("resume a aula 4") == "aula-04"
+    assert titles.by_number("resumo do capítulo 14") == "2016/eigenvalues"
+    assert titles.by_number("resume o capítulo 4") is None  # two series have one
+    assert titles.by_number("resume a aula 9") is None
