@@ -9,6 +9,9 @@ question (its asking words aside) is a word of one lecture's title (or of two or
 lecture's best window among the hits comes first, the order otherwise kept. A longer question,
 or one whose words many titles hold ("o que é a derivada?"), is left as it was. Words are
 compared as BM25 reads them (stop words out, Snowball stems, accents folded).
+
+Titles and ids also number lectures ("FastAPI do Zero (2025), aula 04 (ao vivo)", `aula-04`,
+"Capítulo 14"): a request to sum up "a aula 4" names the one lecture with that number.
 """
 
 from __future__ import annotations
