@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,15 @@ class CourseCheck:
         organisation (``course_words``)."""
         p = self.p(vector)
         return p >= self.threshold and (question is None or bool(course_words(question))), p
+
+    def read(self, questions: Sequence[str], embed: Callable[[list[str], str], Any], *,
+             written_out: bool = True) -> list[tuple[bool, float]]:
+        """``is_course`` of each of ``questions`` as the check reads it: its chat abbreviations
+        written out (``course_text``; as typed when not ``written_out``), embedded by ``embed``
+        as queries in one call."""
+        texts = [course_text(q) if written_out else q for q in questions]
+        vectors = embed(texts, "query")
+        return [self.is_course(v, t) for v, t in zip(vectors, texts, strict=True)]
 
     def to_json(self) -> str:
         data = asdict(self)

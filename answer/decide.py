@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from answer.course import CourseCheck, course_text
+from answer.course import CourseCheck
 from answer.evidence import Decision, Gate, check_passages, default_gate, features
 from answer.question import Question
 from answer.replies import Moment, passage_moment
@@ -67,8 +67,7 @@ class Decider:
         """The course check's reading of ``question`` (None when there is no check)."""
         if self.course is None or self.embed is None:
             return None
-        text = course_text(question.topic) if question.rewrite else question.topic
-        return self.course.is_course(self.embed([text], "query")[0], text)
+        return self.course.read([question.topic], self.embed, written_out=question.rewrite)[0]
 
     def candidates_for(self, about: str, hits: Sequence[Hit]) -> list[Passage]:
         """The passages the evidence check reads: the top ``focus_windows`` windows focused to

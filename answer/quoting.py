@@ -110,13 +110,13 @@ class Quoter:
         chooses them)."""
         return self.settings.shown + (question.sides is not None)
 
-    def quotes(self, about: str, passages: Sequence[Passage], decision: Decision,
-               shown: int | None = None) -> list[Quote]:
+    def quotes(self, about: str, passages: Sequence[Passage], decision: Decision, shown: int
+               ) -> list[Quote]:
         """The quotes read or shown: the first ``checks`` passages with the yes/no (at least
-        ``shown``, by default the settings'), the gate's choice first."""
+        ``shown``), the gate's choice first."""
         order = [*decision.order, *(i for i in range(len(passages)) if i not in decision.order)]
         reads = self.settings.checks if self.confidence == "yesno" else 0
-        order = order[: max(reads, self.settings.shown if shown is None else shown)]
+        order = order[: max(reads, shown)]
         found = (best_runs(about, [passages[i] for i in order], self.embed)
                  if self.settings.span == "sentences" else
                  [whole_passage(n, passages[i]) for n, i in enumerate(order)])

@@ -53,7 +53,7 @@ def search(retriever: Any, question: Question, k: int = 10,
     (``corpus.titles``; with the rewriter on)."""
     res = retriever.search_timed(question.search, k, lectures=lectures)
     sides = question.sides if question.rewrite else None
-    if sides is None and question.rewrite and res.hits and hasattr(retriever, "titled_lectures"):
+    if sides is None and question.rewrite and res.hits:
         titled = titled_first(res.hits, retriever.titled_lectures(res.query),
                               lambda h: h.lecture_id)
         return replace(res, hits=titled)

@@ -36,7 +36,6 @@ def _gold(row: dict[str, Any]) -> Any:
 
 def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
                retriever: Any, answerer: Any, translator: Any, figures: dict[str, Any]) -> None:
-    from answer.course import course_text
     from eval.retrieval import figures as span_figures
 
     answerable = [r for r in rows if r["answerable"]]
@@ -56,9 +55,9 @@ def _direction(name: str, rows: list[dict[str, Any]], originals: dict[str, Any],
 
     def course(question: str) -> bool:
         """A question the default path declines first as one about the course itself."""
-        check, read = answerer.course, course_text(question)
-        return check is not None and answerer.embed is not None and check.is_course(
-            answerer.embed([read], "query")[0], read)[0]
+        check = answerer.course
+        return check is not None and answerer.embed is not None and check.read(
+            [question], answerer.embed)[0][0]
 
     for how, text in (("as_typed", lambda r: r["question"]),
                       ("translated", lambda r: translated[r["id"]])):

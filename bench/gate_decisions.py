@@ -63,7 +63,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from answer.course import COURSE, course_text
+from answer.course import COURSE
 from bench.common import CORPUS_3B1B, DATA, OUT, read_jsonl, ready, report
 
 ANSWERS = DATA / "answers_3b1b.jsonl"
@@ -103,8 +103,7 @@ def _decide(answerer: Any, ask: Any, gates: dict[str, Any], query: str, hits: li
     if answerer.course is not None and checked:
         # the default path: a question about the course itself is declined unless the gate
         # finds the lectures say it (``Pipeline.lectures_say``)
-        read = course_text(query)
-        about_course = answerer.course.is_course(answerer.embed([read], "query")[0], read)[0]
+        about_course = answerer.course.read([query], answerer.embed)[0][0]
         for name in checked:
             covered[f"{name}_with_course_check"] = covered[name] and (
                 not about_course or answerer.lectures_say(decisions[name]))
@@ -117,9 +116,7 @@ def _course_set(answerer: Any) -> dict[str, Any]:
     rows = read_jsonl(COURSE_SET)
     if answerer.course is None or not rows:
         return {}
-    read = [course_text(r["question"]) for r in rows]
-    vectors = answerer.embed(read, "query")
-    flagged = [answerer.course.is_course(v, text)[0] for v, text in zip(vectors, read, strict=True)]
+    flagged = [f for f, _p in answerer.course.read([r["question"] for r in rows], answerer.embed)]
     out: dict[str, Any] = {"course_check.threshold": answerer.course.threshold}
     for kind, name in (("course logistics", "course"), ("subject", "subject")):
         marks = [f for r, f in zip(rows, flagged, strict=True) if r["kind"] == kind]

@@ -54,7 +54,7 @@ class Titles:
     and the numbers its title or id gives it ("aula 04"), to find the one a student names."""
 
     words: Mapping[str, frozenset[str]]
-    numbers: Mapping[str, frozenset[tuple[str, int]]] | None = None
+    numbers: Mapping[str, frozenset[tuple[str, int]]]
 
     @classmethod
     def of(cls, titles: Mapping[str, str]) -> Titles:
@@ -68,7 +68,7 @@ class Titles:
         aula 4" -> "aula-04"), else None (no number named, or several lectures with it: the
         "Capítulo 4" of three series)."""
         asked = numbered(question)
-        if not asked or not self.numbers:
+        if not asked:
             return None
         found = [lecture for lecture, nums in self.numbers.items() if asked & nums]
         return found[0] if len(found) == 1 else None
